@@ -1,0 +1,33 @@
+/**
+ * createApp(deps) → the whole HTTP tier as one Elysia instance. api/index.ts serves it; tests
+ * call `app.handle(new Request(...))` on it against the real PostgreSQL and Redis.
+ */
+import { Elysia, type AnyElysia } from 'elysia'
+import type { AppDeps } from './deps'
+import { buildOpenApiDocument, docsPage } from './openapi'
+import { httpPlugin } from './plugins/http'
+import { meRoutes } from './routes/me'
+import { opsRoutes } from './routes/ops'
+
+export function createApp(deps: AppDeps) {
+  let openapi: string | undefined
+  let self: AnyElysia | undefined
+  const app = new Elysia({ normalize: false, aot: true })
+    .use(httpPlugin(deps))
+    .use(opsRoutes(deps))
+    .use(meRoutes)
+    .get('/openapi.json', ({ set }) => {
+      set.headers['content-type'] = 'application/json'
+      // Built on first request, once every route is registered.
+      openapi ??= JSON.stringify(buildOpenApiDocument(self!))
+      return openapi
+    }, { detail: { hide: true } })
+    .get('/docs', ({ set }) => {
+      set.headers['content-type'] = 'text/html; charset=utf-8'
+      return docsPage()
+    }, { detail: { hide: true } })
+  self = app
+  return app
+}
+
+export type App = ReturnType<typeof createApp>

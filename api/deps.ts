@@ -1,0 +1,18 @@
+import type IORedis from 'ioredis'
+import type { Database } from '../db/client'
+import type { Config } from '../shared/config'
+import type { Logger } from '../shared/logger'
+import type { Queues } from '../shared/queues'
+import type { KeyStore } from './key-store'
+import type { Metrics } from './metrics'
+
+/** Everything a route needs, built once by api/index.ts (or by a test) and handed to createApp. */
+export interface AppDeps {
+  config: Config
+  database: Database
+  redis: IORedis
+  queues: Queues
+  keys: KeyStore
+  logger: Logger
+  metrics: Metrics
+}

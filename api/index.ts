@@ -1,0 +1,14 @@
+/** `bun run start:api`: the HTTP tier alone. */
+import { getConfig } from '../shared/config'
+import { exitWithStartupError, onShutdown } from '../shared/lifecycle'
+import { createLogger } from '../shared/logger'
+import { startApi } from './server'
+
+try {
+  const config = getConfig()
+  const logger = createLogger(config.logLevel, { process: 'api' })
+  const api = await startApi(config, logger)
+  onShutdown(logger, [{ name: 'api', run: () => api.close() }], config.shutdownTimeoutMs + 5000)
+} catch (error) {
+  exitWithStartupError(error)
+}

@@ -1,0 +1,107 @@
+/**
+ * API key authentication (api-spec §5, contract §1). Keys are cached per process for under a
+ * second, so a revocation or expiry is refused on every replica within 1 s without a database
+ * read per request; `last_used_at` is collected here and flushed in one statement every few seconds.
+ */
+import type { Db } from '../db/client'
+import { findKeyByKeyId, touchKeys, type KeyRecord } from '../db/queries/api-keys'
+import { parseApiKey, secretMatches } from '../shared/api-key-format'
+import { AppError } from '../shared/errors'
+import type { Scope } from '../shared/scopes'
+
+export interface AuthContext {
+  apiKeyId: number
+  keyId: string
+  keyName: string | null
+  scopes: Scope[]
+  createdAt: Date
+  expiresAt: Date | null
+  business: { id: number; name: string }
+}
+
+const CACHE_TTL_MS = 500
+const FLUSH_INTERVAL_MS = 5000
+
+export class KeyStore {
+  private cache = new Map<string, { record: KeyRecord | null; at: number; pending?: Promise<KeyRecord | null> }>()
+  private lastUsed = new Map<number, Date>()
+  private timer: ReturnType<typeof setInterval> | undefined
+
+  constructor(private readonly db: Db) {}
+
+  start(): void {
+    this.timer ??= setInterval(() => void this.flush().catch(() => {}), FLUSH_INTERVAL_MS)
+    this.timer.unref?.()
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer)
+    this.timer = undefined
+    await this.flush().catch(() => {})
+  }
+
+  async flush(): Promise<void> {
+    if (this.lastUsed.size === 0) return
+    const batch = this.lastUsed
+    this.lastUsed = new Map()
+    await touchKeys(this.db, batch)
+  }
+
+  /** Reads the key from either header form; throws 401 for every way a key can be unusable. */
+  async authenticate(headers: Headers): Promise<AuthContext> {
+    const raw = readKeyHeader(headers)
+    if (raw === null) throw new AppError('unauthorized', 'Missing API key: send it in the X-Api-Key header')
+    const parsed = parseApiKey(raw)
+    if (!parsed) throw new AppError('unauthorized', 'Malformed API key: expected AC_LIVE_<key_id>.<secret>')
+    const record = await this.lookup(parsed.keyId)
+    if (!record || !secretMatches(parsed.secret, record.secretHash)) throw new AppError('unauthorized', 'Invalid API key')
+    if (record.revokedAt) throw new AppError('unauthorized', 'API key has been revoked')
+    if (record.expiresAt && record.expiresAt.getTime() <= Date.now()) throw new AppError('unauthorized', 'API key has expired')
+    this.lastUsed.set(record.id, new Date())
+    return {
+      apiKeyId: record.id,
+      keyId: record.keyId,
+      keyName: record.name,
+      scopes: record.scopes as Scope[],
+      createdAt: record.createdAt,
+      expiresAt: record.expiresAt,
+      business: record.business,
+    }
+  }
+
+  private async lookup(keyId: string): Promise<KeyRecord | null> {
+    const now = Date.now()
+    const hit = this.cache.get(keyId)
+    if (hit && now - hit.at < CACHE_TTL_MS) return hit.pending ?? hit.record
+    // One database read per key per TTL, however many requests arrive at once.
+    const pending = findKeyByKeyId(this.db, keyId)
+    this.cache.set(keyId, { record: hit?.record ?? null, at: now, pending })
+    try {
+      const record = await pending
+      this.cache.set(keyId, { record, at: Date.now() })
+      if (this.cache.size > 10_000) this.evict()
+      return record
+    } catch (error) {
+      this.cache.delete(keyId)
+      throw error
+    }
+  }
+
+  private evict(): void {
+    const cutoff = Date.now() - CACHE_TTL_MS
+    for (const [k, v] of this.cache) if (v.at < cutoff && !v.pending) this.cache.delete(k)
+  }
+}
+
+export function readKeyHeader(headers: Headers): string | null {
+  const direct = headers.get('x-api-key')
+  if (direct !== null) return direct.trim()
+  const authorization = headers.get('authorization')
+  if (authorization === null) return null
+  const m = /^ApiKey\s+(.+)$/i.exec(authorization.trim())
+  return m ? m[1].trim() : authorization.trim()
+}
+
+export function requireScope(auth: AuthContext, scope: Scope): void {
+  if (!auth.scopes.includes(scope)) throw new AppError('forbidden', `This API key lacks the ${scope} scope`)
+}

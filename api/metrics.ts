@@ -1,0 +1,47 @@
+/**
+ * Prometheus text exposition (contract §6) without a client library: request counts and a
+ * latency histogram by route and status, kept in process; queue figures are read from Redis at
+ * scrape time so every replica reports the same queue depth.
+ */
+const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+interface Series {
+  count: number
+  sum: number
+  buckets: number[]
+}
+
+export class Metrics {
+  private requests = new Map<string, Series>()
+
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method}\u0000${route}\u0000${status}`
+    let s = this.requests.get(key)
+    if (!s) this.requests.set(key, (s = { count: 0, sum: 0, buckets: BUCKETS.map(() => 0) }))
+    s.count++
+    s.sum += seconds
+    for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]) s.buckets[i]++
+  }
+
+  renderRequests(): string {
+    const lines = [
+      '# HELP http_requests_total HTTP requests by route and status.',
+      '# TYPE http_requests_total counter',
+    ]
+    const hist = ['# HELP http_request_duration_seconds HTTP request latency by route and status.', '# TYPE http_request_duration_seconds histogram']
+    for (const [key, s] of this.requests) {
+      const [method, route, status] = key.split('\u0000')
+      const labels = `method="${method}",route="${escape(route)}",status="${status}"`
+      lines.push(`http_requests_total{${labels}} ${s.count}`)
+      BUCKETS.forEach((b, i) => hist.push(`http_request_duration_seconds_bucket{${labels},le="${b}"} ${s.buckets[i]}`))
+      hist.push(`http_request_duration_seconds_bucket{${labels},le="+Inf"} ${s.count}`)
+      hist.push(`http_request_duration_seconds_sum{${labels}} ${s.sum}`)
+      hist.push(`http_request_duration_seconds_count{${labels}} ${s.count}`)
+    }
+    return [...lines, ...hist].join('\n') + '\n'
+  }
+}
+
+export function escape(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')
+}

@@ -1,0 +1,182 @@
+/**
+ * Cross-cutting HTTP behaviour for every response, errors included (contract §6): request id,
+ * `Cache-Control: no-store`, body size and content-type rules, problem+json errors, one JSON log
+ * line and the metrics per request.
+ */
+import { Elysia, ValidationError } from 'elysia'
+import { randomUUID } from 'node:crypto'
+import { AppError, ERROR_CODES, type ErrorCode, type FieldError } from '../../shared/errors'
+import type { AppDeps } from '../deps'
+import type { AuthContext } from '../key-store'
+
+/** api-spec/contract §6: larger JSON bodies are refused with 413. */
+export const MAX_JSON_BODY_BYTES = 1024 * 1024
+
+export interface RequestMeta {
+  id: string
+  start: number
+  auth?: AuthContext
+  status?: number
+}
+
+const metaByRequest = new WeakMap<Request, RequestMeta>()
+export const requestMeta = (request: Request): RequestMeta | undefined => metaByRequest.get(request)
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/
+
+/** Connection-level failures of PostgreSQL or Redis: the request may succeed later (503). */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006',
+])
+
+export function isUnavailableError(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code
+    if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true
+    const msg = (e as { message?: unknown }).message
+    // ioredis reports a closed connection without a code.
+    if ((e as { name?: string }).name === 'MaxRetriesPerRequestError' || msg === 'Connection is closed.' || (typeof msg === 'string' && msg.startsWith("Stream isn't writeable"))) return true
+  }
+  return false
+}
+
+export function problemBody(code: ErrorCode, detail: string, requestId: string, extra: Record<string, unknown> = {}) {
+  const { status, title } = ERROR_CODES[code]
+  return { type: `urn:problem-type:${code.replace(/_/g, '-')}`, title, status, detail, code, request_id: requestId, ...extra }
+}
+
+function problemResponse(status: number, body: unknown, requestId: string, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/problem+json', 'cache-control': 'no-store', 'x-request-id': requestId, ...headers },
+  })
+}
+
+export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys'>) {
+  return new Elysia({ name: 'http' })
+    .onRequest(async ({ request, set }) => {
+      const incoming = request.headers.get('x-request-id')
+      const id = incoming && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID()
+      const meta: RequestMeta = { id, start: performance.now() }
+      metaByRequest.set(request, meta)
+      set.headers['x-request-id'] = id
+      set.headers['cache-control'] = 'no-store'
+      const path = pathOf(request.url)
+      if (!path.startsWith('/v1/')) return
+      checkJsonBody(request)
+      // Authentication is route-independent, so it runs first: a bad key is a 401 whatever
+      // else is wrong with the request. Scopes are checked per route (plugins/auth.ts).
+      meta.auth = await deps.keys.authenticate(request.headers)
+    })
+    .onError({ as: 'global' }, ({ request, error, code }) => {
+      const meta = metaByRequest.get(request) ?? { id: randomUUID(), start: performance.now() }
+      metaByRequest.set(request, meta)
+      const { status, body, headers } = toProblem(error, code, request, meta.id, deps)
+      meta.status = status
+      return problemResponse(status, body, meta.id, headers)
+    })
+    .onAfterResponse({ as: 'global' }, (ctx) => {
+      const { request, set } = ctx
+      const meta = metaByRequest.get(request)
+      if (!meta) return
+      const status = meta.status ?? (typeof set.status === 'number' ? set.status : 200)
+      const ms = performance.now() - meta.start
+      const route = (ctx as { route?: string }).route || 'unmatched'
+      deps.metrics.observeRequest(request.method, route, status, ms / 1000)
+      deps.logger.info('request', {
+        request_id: meta.id,
+        method: request.method,
+        route,
+        status,
+        latency_ms: Math.round(ms * 100) / 100,
+        key_id: meta.auth?.keyId,
+        business_id: meta.auth?.business.id,
+      })
+    })
+}
+
+function pathOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  const q = url.indexOf('?', start)
+  return q === -1 ? url.slice(start) : url.slice(start, q)
+}
+
+function checkJsonBody(request: Request): void {
+  if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'DELETE' || request.method === 'OPTIONS') return
+  const length = request.headers.get('content-length')
+  if (length !== null && Number(length) > MAX_JSON_BODY_BYTES) {
+    throw new AppError('payload_too_large', `Request body is larger than ${MAX_JSON_BODY_BYTES} bytes`)
+  }
+  const hasBody = length !== null ? Number(length) > 0 : request.headers.has('transfer-encoding') || request.body !== null
+  if (!hasBody) return
+  const type = request.headers.get('content-type')
+  if (type === null || !/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
+    throw new AppError('validation', 'Content-Type must be application/json', {
+      errors: [{ loc: ['header', 'content-type'], msg: 'Content-Type must be application/json', type: 'content_type' }],
+    })
+  }
+}
+
+function toProblem(error: unknown, code: string | number, request: Request, requestId: string, deps: Pick<AppDeps, 'logger'>): { status: number; body: unknown; headers?: Record<string, string> } {
+  if (error instanceof AppError) {
+    const extra: Record<string, unknown> = { ...error.extra }
+    if (error.errors) extra.errors = error.errors
+    return { status: error.status, body: problemBody(error.code, error.detail, requestId, extra) }
+  }
+  if (error instanceof ValidationError) {
+    const errors = validationErrors(error)
+    const detail = errors.length === 1 ? `${errors[0].loc.join('.')}: ${errors[0].msg}` : `${errors.length} invalid fields: ${errors.map((e) => e.loc.join('.')).join(', ')}`
+    return { status: 422, body: problemBody('validation', detail, requestId, { errors }) }
+  }
+  if (code === 'PARSE') {
+    return { status: 422, body: problemBody('validation', 'Malformed JSON body', requestId, { errors: [{ loc: ['body'], msg: 'Malformed JSON body', type: 'json_invalid' }] }) }
+  }
+  if (code === 'NOT_FOUND') {
+    return { status: 404, body: problemBody('not_found', `No route for ${request.method} ${pathOf(request.url)}`, requestId) }
+  }
+  if (isUnavailableError(error)) {
+    deps.logger.warn('dependency unavailable', { request_id: requestId, error: String((error as Error)?.message ?? error) })
+    return { status: 503, body: problemBody('unavailable', 'A backing service is temporarily unavailable; retry shortly', requestId), headers: { 'retry-after': '2' } }
+  }
+  deps.logger.error('unhandled error', { request_id: requestId, error })
+  return { status: 500, body: problemBody('internal', 'Unexpected server error', requestId) }
+}
+
+const LOCATION: Record<string, string> = { body: 'body', query: 'query', params: 'path', headers: 'header', cookie: 'cookie' }
+
+/** TypeBox errors → contract §6 `errors[]`, one per field, with readable messages. */
+export function validationErrors(error: ValidationError): FieldError[] {
+  const where = LOCATION[error.type] ?? error.type
+  const seen = new Set<string>()
+  const out: FieldError[] = []
+  let all: { path: string; message: string; schema: Record<string, unknown>; value: unknown }[] = []
+  try {
+    all = (error.all as typeof all) ?? []
+  } catch {
+    all = []
+  }
+  for (const e of all) {
+    const loc: (string | number)[] = [where, ...e.path.split('/').filter(Boolean).map((p) => (/^\d+$/.test(p) ? Number(p) : p.replace(/~1/g, '/').replace(/~0/g, '~')))]
+    const key = loc.join('\u0000')
+    if (seen.has(key)) continue
+    seen.add(key)
+    out.push({ loc, msg: describe(e), type: e.message === 'Unexpected property' ? 'extra_forbidden' : e.value === undefined ? 'missing' : 'invalid' })
+  }
+  if (out.length === 0) out.push({ loc: [where], msg: 'Invalid value', type: 'invalid' })
+  return out
+}
+
+function describe(e: { message: string; schema: Record<string, unknown>; value: unknown }): string {
+  if (e.message === 'Unexpected property') return 'Unknown field'
+  if (e.value === undefined && /Expected required property/.test(e.message)) return 'Field required'
+  const branches = e.schema.anyOf as Record<string, unknown>[] | undefined
+  if (branches) {
+    const consts = branches.filter((b) => 'const' in b).map((b) => JSON.stringify(b.const))
+    if (consts.length === branches.length) return `Expected one of ${consts.join(', ')}`
+    const types = [...new Set(branches.map((b) => (b.format === 'integer' ? 'integer' : (b.type as string))).filter(Boolean))]
+    if (types.length) return `Expected ${types.join(' or ')}`
+  }
+  if (e.schema.enum) return `Expected one of ${(e.schema.enum as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`
+  return e.message
+}

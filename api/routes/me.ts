@@ -1,0 +1,44 @@
+import { Elysia } from 'elysia'
+import { Type as T } from '@sinclair/typebox'
+import { authPlugin } from '../plugins/auth'
+import { Nullable, Timestamp, literalUnion } from '../schemas'
+import { SCOPES } from '../../shared/scopes'
+
+const MeResponse = T.Object(
+  {
+    status: T.Literal('ok'),
+    data: T.Object({
+      business: T.Object({ id: T.Integer(), name: T.String() }),
+      api_key: T.Object({
+        key_id: T.String(),
+        name: Nullable(T.String()),
+        scopes: T.Array(literalUnion(SCOPES)),
+        created_at: Timestamp,
+        expires_at: Nullable(Timestamp),
+      }),
+    }),
+    authenticated_as: T.String(),
+  },
+  {
+    title: 'ApiKeyContextResponse',
+    examples: [{ status: 'ok', data: { business: { id: 1, name: 'Inmobiliaria Sol' }, api_key: { key_id: 'k3Yx9QmZpL2aB7cD', name: 'web', scopes: ['leads:ingest'], created_at: '2026-11-01T10:00:00.000Z', expires_at: null } }, authenticated_as: 'Inmobiliaria Sol' }],
+  },
+)
+
+/** contract §2: the business and key behind the request. */
+export const meRoutes = new Elysia({ name: 'routes.me', prefix: '/v1' }).use(authPlugin).get(
+  '/me',
+  ({ auth }) => ({
+    status: 'ok' as const,
+    data: {
+      business: auth.business,
+      api_key: { key_id: auth.keyId, name: auth.keyName, scopes: auth.scopes, created_at: auth.createdAt.toISOString(), expires_at: auth.expiresAt?.toISOString() ?? null },
+    },
+    authenticated_as: auth.business.name,
+  }),
+  {
+    scope: 'any',
+    response: { 200: MeResponse },
+    detail: { operationId: 'getApiKeyContext', tags: ['Key'], summary: 'The authenticated business and the key’s scopes', description: 'Any active key may call it, whatever its scopes.' },
+  },
+)

@@ -1,0 +1,58 @@
+/**
+ * Builds the API's dependencies from config, checking PostgreSQL and Redis answer first so a
+ * missing service is one clear line (contract §7), and tears them down in order.
+ */
+import { createDatabase } from '../db/client'
+import type { Config } from '../shared/config'
+import { createLogger, type Logger } from '../shared/logger'
+import { Queues, redisConnection } from '../shared/queues'
+import { describeConnectionError } from '../shared/service-errors'
+import type { AppDeps } from './deps'
+import { KeyStore } from './key-store'
+import { Metrics } from './metrics'
+
+export class StartupError extends Error {
+  override name = 'StartupError'
+}
+
+export async function createApiDeps(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<AppDeps> {
+  const database = createDatabase(config.databaseUrl, { max: config.dbPoolSize })
+  try {
+    await database.sql`select 1`
+  } catch (error) {
+    await database.close(1).catch(() => {})
+    throw new StartupError(describeConnectionError('PostgreSQL', config.databaseUrl, error))
+  }
+  const redis = redisConnection(config.redisUrl, 'producer')
+  redis.on('error', () => {}) // reported by /readyz and per request; avoids an unhandled 'error' event
+  try {
+    await waitForRedis(redis)
+  } catch (error) {
+    redis.disconnect()
+    await database.close(1).catch(() => {})
+    throw new StartupError(describeConnectionError('Redis', config.redisUrl, error))
+  }
+  const keys = new KeyStore(database.db)
+  keys.start()
+  return { config, database, redis, queues: new Queues(redis, config.queuePrefix), keys, logger, metrics: new Metrics() }
+}
+
+async function waitForRedis(redis: AppDeps['redis']): Promise<void> {
+  const deadline = Date.now() + 3000
+  for (;;) {
+    try {
+      await redis.ping()
+      return
+    } catch (error) {
+      if (Date.now() > deadline) throw error
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+}
+
+export async function closeApiDeps(deps: AppDeps): Promise<void> {
+  await deps.keys.stop()
+  await deps.queues.close().catch(() => {})
+  deps.redis.disconnect()
+  await deps.database.close(5)
+}

@@ -1,0 +1,43 @@
+/** Serves createApp on Bun.serve and drains it on shutdown (contract §7). */
+import type { Config } from '../shared/config'
+import type { Logger } from '../shared/logger'
+import { createApp } from './app'
+import { closeApiDeps, createApiDeps } from './runtime'
+
+/** Larger than any JSON body (1 MiB, checked per request) and any local upload (25 MiB, contract §5). */
+const MAX_REQUEST_BODY = 27 * 1024 * 1024
+
+export interface RunningApi {
+  port: number
+  close(timeoutMs?: number): Promise<void>
+}
+
+export async function startApi(config: Config, logger: Logger): Promise<RunningApi> {
+  const deps = await createApiDeps(config, logger)
+  const app = createApp(deps)
+  const server = Bun.serve({
+    port: config.port,
+    hostname: '0.0.0.0',
+    maxRequestBodySize: MAX_REQUEST_BODY,
+    idleTimeout: 30,
+    fetch: (request) => app.handle(request),
+  })
+  logger.info('api listening', { port: server.port, url: config.publicUrl })
+  return {
+    port: server.port ?? config.port,
+    async close(timeoutMs = config.shutdownTimeoutMs) {
+      // Stop accepting, let in-flight requests finish (bounded), then close the stores.
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const drained = await Promise.race([
+        server.stop(false).then(() => true),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs))),
+      ])
+      clearTimeout(timer)
+      if (!drained) {
+        logger.warn('in-flight requests did not finish in time; closing', { timeout_ms: timeoutMs })
+        await server.stop(true)
+      }
+      await closeApiDeps(deps)
+    },
+  }
+}

@@ -1,0 +1,33 @@
+import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js'
+import postgres from 'postgres'
+import * as schema from './schema'
+
+export type Db = PostgresJsDatabase<typeof schema>
+export type Sql = postgres.Sql
+
+export interface Database {
+  sql: Sql
+  db: Db
+  close(timeoutSeconds?: number): Promise<void>
+}
+
+/** One pool per process; `db` (drizzle) and `sql` (raw, for catalogue and bulk statements) share it. */
+export function createDatabase(url: string, options: { max?: number } = {}): Database {
+  const sql = postgres(url, {
+    max: options.max ?? 20,
+    // A stopped PostgreSQL must answer as a quick 503, not a hung request.
+    connect_timeout: 5,
+    idle_timeout: 30,
+    onnotice: () => {},
+  })
+  const db = drizzle(sql, { schema })
+  return { sql, db, close: (timeout = 5) => sql.end({ timeout }) }
+}
+
+/** Unique-violation check by SQLSTATE, never by message text. */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const e = (error as { cause?: unknown })?.cause ?? error
+  const code = (e as { code?: string })?.code
+  if (code !== '23505') return false
+  return constraint === undefined || (e as { constraint_name?: string }).constraint_name === constraint
+}

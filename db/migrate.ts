@@ -1,0 +1,69 @@
+/**
+ * `bun run db:migrate`: creates the database when it does not exist, enables PostGIS and applies
+ * the committed drizzle-kit migrations. Safe to run on every start and from several processes.
+ */
+import { drizzle } from 'drizzle-orm/postgres-js'
+import { migrate } from 'drizzle-orm/postgres-js/migrator'
+import postgres from 'postgres'
+import { fileURLToPath } from 'node:url'
+import { getConfig } from '../shared/config'
+import { describeConnectionError } from '../shared/service-errors'
+
+const MIGRATIONS = fileURLToPath(new URL('./migrations', import.meta.url))
+
+export async function ensureDatabase(url: string): Promise<void> {
+  const target = new URL(url)
+  const name = decodeURIComponent(target.pathname.slice(1))
+  if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new Error(`database name "${name}" is not a plain identifier`)
+  const admin = new URL(url)
+  admin.pathname = '/postgres'
+  const sql = postgres(admin.toString(), { max: 1, connect_timeout: 5, onnotice: () => {} })
+  try {
+    const rows = await sql`select 1 from pg_database where datname = ${name}`
+    if (rows.length === 0) {
+      try {
+        await sql.unsafe(`create database "${name}"`)
+      } catch (error) {
+        // Another process created it between the check and the create.
+        if ((error as { code?: string }).code !== '42P04') throw error
+      }
+    }
+  } finally {
+    await sql.end({ timeout: 1 })
+  }
+}
+
+export async function migrateDatabase(url: string): Promise<void> {
+  await ensureDatabase(url)
+  const sql = postgres(url, { max: 1, connect_timeout: 5, onnotice: () => {} })
+  try {
+    // Serialises concurrent migrators (several replicas starting at once).
+    await sql`select pg_advisory_lock(727001)`
+    try {
+      await sql`create extension if not exists postgis`.catch((error) => {
+        throw new Error(`PostGIS is not installed on this PostgreSQL server (${error.message}); install it with \`apt-get install postgresql-15-postgis-3\` or use the postgis/postgis image`)
+      })
+      await migrate(drizzle(sql), { migrationsFolder: MIGRATIONS })
+    } finally {
+      await sql`select pg_advisory_unlock(727001)`
+    }
+  } finally {
+    await sql.end({ timeout: 1 })
+  }
+}
+
+if (import.meta.main) {
+  const config = getConfig()
+  try {
+    await migrateDatabase(config.databaseUrl)
+    console.log(JSON.stringify({ level: 'info', msg: 'database migrated' }))
+  } catch (error) {
+    const code = (error as { code?: string }).code
+    if (code === 'ECONNREFUSED' || code === 'CONNECT_TIMEOUT' || code === 'ENOTFOUND') {
+      console.error(describeConnectionError('PostgreSQL', config.databaseUrl, error))
+    } else {
+      console.error(`migration failed: ${(error as Error).message}`)
+    }
+    process.exit(1)
+  }
+}

@@ -1,0 +1,53 @@
+import { sql } from 'drizzle-orm'
+import type { Db } from '../client'
+
+export interface IdempotencyRow {
+  id: number
+  requestHash: string
+  state: 'in_progress' | 'done'
+  responseStatus: number | null
+  responseBody: unknown
+  ageMs: number
+}
+
+/** Claims the key; returns the new row id, or null when a row already exists. */
+export async function claimIdempotencyKey(db: Db, apiKeyId: number, operation: string, key: string, requestHash: string): Promise<number | null> {
+  const rows = await db.execute<{ id: number }>(sql`
+    insert into idempotency_keys (api_key_id, operation, key, request_hash)
+    values (${apiKeyId}, ${operation}, ${key}, ${requestHash})
+    on conflict (api_key_id, operation, key) do nothing
+    returning id`)
+  return rows[0]?.id ?? null
+}
+
+export async function findIdempotencyKey(db: Db, apiKeyId: number, operation: string, key: string): Promise<IdempotencyRow | null> {
+  const rows = await db.execute<{ id: number; request_hash: string; state: 'in_progress' | 'done'; response_status: number | null; response_body: unknown; age_ms: number }>(sql`
+    select id, request_hash, state, response_status, response_body,
+           (extract(epoch from now() - created_at) * 1000)::float8 as age_ms
+    from idempotency_keys where api_key_id = ${apiKeyId} and operation = ${operation} and key = ${key}`)
+  const r = rows[0]
+  return r ? { id: r.id, requestHash: r.request_hash, state: r.state, responseStatus: r.response_status, responseBody: r.response_body, ageMs: r.age_ms } : null
+}
+
+/** Takes over an expired or abandoned row (only if it is still the one we saw). */
+export async function reclaimIdempotencyKey(db: Db, id: number, requestHash: string): Promise<boolean> {
+  const rows = await db.execute(sql`
+    update idempotency_keys set request_hash = ${requestHash}, state = 'in_progress', response_status = null, response_body = null, created_at = now()
+    where id = ${id} and (created_at < now() - interval '24 hours' or state = 'in_progress')
+    returning id`)
+  return rows.length > 0
+}
+
+export async function completeIdempotencyKey(db: Db, id: number, status: number, body: unknown): Promise<void> {
+  await db.execute(sql`update idempotency_keys set state = 'done', response_status = ${status}, response_body = ${JSON.stringify(body)}::jsonb where id = ${id}`)
+}
+
+export async function releaseIdempotencyKey(db: Db, id: number): Promise<void> {
+  await db.execute(sql`delete from idempotency_keys where id = ${id} and state = 'in_progress'`)
+}
+
+/** api-spec §8: keys live 24 hours. Uses idempotency_keys_created_idx. */
+export async function deleteExpiredIdempotencyKeys(db: Db): Promise<number> {
+  const rows = await db.execute(sql`delete from idempotency_keys where created_at < now() - interval '24 hours' returning id`)
+  return rows.length
+}

@@ -1,0 +1,40 @@
+import { boolean, doublePrecision, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
+import { businesses } from './businesses'
+import { properties } from './properties'
+import { geographyPoint } from './types'
+
+/**
+ * The public catalogue read model: one row per published property, its public JSON (`doc`,
+ * built by shared/property-view.ts) beside the columns every api-spec §4.3 filter reads.
+ */
+export const catalogueEntries = pgTable(
+  'catalogue_entries',
+  {
+    propertyId: integer('property_id').primaryKey().references(() => properties.id, { onDelete: 'cascade' }),
+    businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
+    doc: jsonb('doc').notNull(),
+    status: text('status').notNull(),
+    operations: text('operations').array().notNull(),
+    type: text('type').notNull(),
+    subtypeKey: text('subtype_key'),
+    cityLc: text('city_lc'),
+    priceSale: doublePrecision('price_sale'),
+    priceRent: doublePrecision('price_rent'),
+    priceTransfer: doublePrecision('price_transfer'),
+    bedrooms: integer('bedrooms').notNull(),
+    isFeatured: boolean('is_featured').notNull(),
+    /** 'temporal' | 'vacacional' | 'anual' | null (no rental operation). */
+    rentalKind: text('rental_kind'),
+    /** Published point: exact when public, rounded when approximate, null when hidden. */
+    geog: geographyPoint('geog'),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    index('catalogue_business_updated_idx').on(t.businessId, t.updatedAt.desc(), t.propertyId.desc()),
+    index('catalogue_geog_gist').using('gist', t.geog),
+    index('catalogue_business_sale_idx').on(t.businessId, t.priceSale, t.propertyId),
+    index('catalogue_business_rent_idx').on(t.businessId, t.priceRent, t.propertyId),
+    index('catalogue_business_city_idx').on(t.businessId, t.cityLc, t.type),
+    index('catalogue_operations_gin').using('gin', t.operations),
+  ],
+)

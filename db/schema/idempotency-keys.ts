@@ -1,0 +1,22 @@
+import { index, integer, jsonb, pgTable, serial, smallint, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { apiKeys } from './api-keys'
+
+/** api-spec §8: one row per (API key, operation, Idempotency-Key) for 24 hours. */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    id: serial('id').primaryKey(),
+    apiKeyId: integer('api_key_id').notNull().references(() => apiKeys.id, { onDelete: 'cascade' }),
+    operation: text('operation').notNull(),
+    key: text('key').notNull(),
+    requestHash: text('request_hash').notNull(),
+    state: text('state', { enum: ['in_progress', 'done'] }).notNull().default('in_progress'),
+    responseStatus: smallint('response_status'),
+    responseBody: jsonb('response_body'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('idempotency_keys_scope_uq').on(t.apiKeyId, t.operation, t.key),
+    index('idempotency_keys_created_idx').on(t.createdAt),
+  ],
+)

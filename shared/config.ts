@@ -1,0 +1,128 @@
+/**
+ * The one place that reads the environment (conventions §5). Parsed and validated once;
+ * every default works on a single developer machine (contract §7).
+ */
+import { QUEUE_NAMES, type QueueName } from './queue-names'
+
+export type StorageDriver = 'local' | 's3'
+
+export interface Config {
+  port: number
+  databaseUrl: string
+  redisUrl: string
+  /** BullMQ key prefix: lets tests and staging share one Redis without seeing each other. */
+  queuePrefix: string
+  workerQueues: QueueName[]
+  /** Base URL the service is reached at; used in local signed upload URLs and `/cdn/*`. */
+  publicUrl: string
+  cdnUrl: string
+  storageDriver: StorageDriver
+  dataDir: string
+  s3: {
+    endpoint: string | undefined
+    region: string
+    accessKeyId: string | undefined
+    secretAccessKey: string | undefined
+    privateBucket: string
+    publicBucket: string
+    forcePathStyle: boolean
+  }
+  /** Signs local upload URLs and encrypts outreach secrets at rest. */
+  appSecret: string
+  appSecretIsDefault: boolean
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent'
+  shutdownTimeoutMs: number
+  dbPoolSize: number
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+const DEV_SECRET = 'dev-only-secret-change-me-in-production-0000000000'
+
+function int(env: Record<string, string | undefined>, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`)
+  return n
+}
+
+function bool(env: Record<string, string | undefined>, name: string, fallback: boolean): boolean {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (/^(1|true|yes)$/i.test(raw)) return true
+  if (/^(0|false|no)$/i.test(raw)) return false
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`)
+}
+
+function url(env: Record<string, string | undefined>, name: string, fallback: string, protocols: string[]): string {
+  const raw = env[name] || fallback
+  let parsed: URL
+  try {
+    parsed = new URL(raw)
+  } catch {
+    throw new ConfigError(`${name} must be a URL, got "${raw}"`)
+  }
+  if (!protocols.includes(parsed.protocol)) throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${raw}"`)
+  return raw.replace(/\/+$/, '')
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const port = int(env, 'PORT', 3000, 0, 65535)
+  const publicUrl = url(env, 'PUBLIC_URL', `http://127.0.0.1:${port}`, ['http:', 'https:'])
+  const storageDriver = (env.STORAGE_DRIVER || 'local') as StorageDriver
+  if (storageDriver !== 'local' && storageDriver !== 's3') throw new ConfigError(`STORAGE_DRIVER must be local or s3, got "${storageDriver}"`)
+
+  const workerQueuesRaw = env.WORKER_QUEUES?.trim()
+  const workerQueues = !workerQueuesRaw || workerQueuesRaw === 'all'
+    ? [...QUEUE_NAMES]
+    : workerQueuesRaw.split(',').map((q) => q.trim()).filter(Boolean)
+  for (const q of workerQueues) {
+    if (!(QUEUE_NAMES as readonly string[]).includes(q)) throw new ConfigError(`WORKER_QUEUES names an unknown queue "${q}"; known: ${QUEUE_NAMES.join(', ')}`)
+  }
+
+  const logLevel = (env.LOG_LEVEL || 'info') as Config['logLevel']
+  if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be debug, info, warn, error or silent, got "${logLevel}"`)
+
+  const appSecret = env.APP_SECRET || DEV_SECRET
+  if (appSecret.length < 32) throw new ConfigError('APP_SECRET must be at least 32 characters')
+
+  const s3Enabled = storageDriver === 's3'
+  const s3 = {
+    endpoint: env.S3_ENDPOINT || undefined,
+    region: env.S3_REGION || 'us-east-1',
+    accessKeyId: env.S3_ACCESS_KEY_ID || undefined,
+    secretAccessKey: env.S3_SECRET_ACCESS_KEY || undefined,
+    privateBucket: env.S3_PRIVATE_BUCKET || 'property-originals',
+    publicBucket: env.S3_PUBLIC_BUCKET || 'property-public',
+    forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', false),
+  }
+  if (s3Enabled && s3.endpoint) url(env, 'S3_ENDPOINT', s3.endpoint, ['http:', 'https:'])
+
+  return {
+    port,
+    databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/property_lead', ['postgres:', 'postgresql:']),
+    redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
+    queuePrefix: env.QUEUE_PREFIX || 'plm',
+    workerQueues: workerQueues as QueueName[],
+    publicUrl,
+    cdnUrl: url(env, 'CDN_URL', `${publicUrl}/cdn`, ['http:', 'https:']),
+    storageDriver,
+    dataDir: env.DATA_DIR || './data',
+    s3,
+    appSecret,
+    appSecretIsDefault: appSecret === DEV_SECRET,
+    logLevel,
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 1000, 600_000),
+    dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1, 500),
+  }
+}
+
+let cached: Config | undefined
+/** The process-wide configuration, parsed on first use. */
+export function getConfig(): Config {
+  cached ??= loadConfig()
+  return cached
+}

@@ -1,0 +1,33 @@
+/** Structured JSON logs, one object per line. Callers pass ids and figures, never secrets. */
+import type { Config } from './config'
+
+const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const
+type Level = Exclude<keyof typeof LEVELS, 'silent'>
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void
+  info(msg: string, fields?: Record<string, unknown>): void
+  warn(msg: string, fields?: Record<string, unknown>): void
+  error(msg: string, fields?: Record<string, unknown>): void
+  child(fields: Record<string, unknown>): Logger
+}
+
+export function createLogger(level: Config['logLevel'] = 'info', base: Record<string, unknown> = {}, write: (line: string) => void = (l) => process.stdout.write(l)): Logger {
+  const threshold = LEVELS[level]
+  const emit = (lvl: Level, msg: string, fields?: Record<string, unknown>) => {
+    if (LEVELS[lvl] < threshold) return
+    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...fields }, errorReplacer) + '\n')
+  }
+  return {
+    debug: (m, f) => emit('debug', m, f),
+    info: (m, f) => emit('info', m, f),
+    warn: (m, f) => emit('warn', m, f),
+    error: (m, f) => emit('error', m, f),
+    child: (fields) => createLogger(level, { ...base, ...fields }, write),
+  }
+}
+
+function errorReplacer(_key: string, value: unknown) {
+  if (value instanceof Error) return { name: value.name, message: value.message, code: (value as { code?: unknown }).code, stack: value.stack }
+  return value
+}

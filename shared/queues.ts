@@ -1,0 +1,47 @@
+/**
+ * BullMQ producers. The API's connection fails fast when Redis is down (no offline queue), so
+ * callers can fall back (the ingest path writes to PostgreSQL instead) rather than hang.
+ */
+import { Queue } from 'bullmq'
+import IORedis, { type RedisOptions } from 'ioredis'
+import { Value } from '@sinclair/typebox/value'
+import { QUEUE_NAMES, type QueueName } from './queue-names'
+import { JOBS, type JobKind, type JobPayload } from './jobs'
+
+export function redisConnection(url: string, role: 'producer' | 'worker', extra: RedisOptions = {}): IORedis {
+  return new IORedis(url, {
+    // Workers block on Redis and must retry forever (BullMQ requirement); producers fail fast.
+    maxRetriesPerRequest: role === 'worker' ? null : 1,
+    enableOfflineQueue: role === 'worker',
+    connectTimeout: 2000,
+    retryStrategy: (times) => Math.min(100 * 2 ** times, 2000),
+    lazyConnect: false,
+    ...extra,
+  })
+}
+
+export class Queues {
+  readonly byName: Map<QueueName, Queue>
+  constructor(readonly connection: IORedis, readonly prefix: string) {
+    this.byName = new Map(QUEUE_NAMES.map((name) => [name, new Queue(name, { connection, prefix })]))
+  }
+
+  get(name: QueueName): Queue {
+    return this.byName.get(name)!
+  }
+
+  async enqueue<K extends JobKind>(kind: K, payload: JobPayload<K>, options: { delay?: number } = {}) {
+    const def = JOBS[kind]
+    if (!Value.Check(def.payload, payload)) throw new Error(`invalid ${kind} payload`)
+    return this.get(def.queue).add(def.name, payload, { ...def.options, jobId: def.jobId(payload as never), ...options })
+  }
+
+  async enqueueBulk<K extends JobKind>(kind: K, payloads: JobPayload<K>[]) {
+    const def = JOBS[kind]
+    return this.get(def.queue).addBulk(payloads.map((data) => ({ name: def.name, data, opts: { ...def.options, jobId: def.jobId(data as never) } })))
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.byName.values()].map((q) => q.close()))
+  }
+}

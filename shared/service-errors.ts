@@ -1,0 +1,23 @@
+/**
+ * Start-up failures worth one clear line (contract §7): which dependency is missing and how to
+ * start it, instead of a stack trace.
+ */
+export function describeConnectionError(service: 'PostgreSQL' | 'Redis', url: string, error: unknown): string {
+  const safeUrl = redactUrl(url)
+  const reason = (error as { code?: string; message?: string })?.code ?? (error as Error)?.message ?? String(error)
+  const hint = service === 'PostgreSQL'
+    ? 'start it (e.g. `pg_ctlcluster 15 main start`, or `docker compose up -d postgres`) or set DATABASE_URL'
+    : 'start it (e.g. `redis-server --daemonize yes`, or `docker compose up -d redis`) or set REDIS_URL'
+  return `${service} is not reachable at ${safeUrl} (${reason}): ${hint}.`
+}
+
+/** Drops the password from a connection URL before it reaches a log line. */
+export function redactUrl(raw: string): string {
+  try {
+    const u = new URL(raw)
+    if (u.password) u.password = '***'
+    return u.toString()
+  } catch {
+    return '<invalid url>'
+  }
+}

@@ -1,0 +1,13 @@
+import type { Database } from '../db/client'
+import type { Config } from '../shared/config'
+import type { Logger } from '../shared/logger'
+import type { Queues } from '../shared/queues'
+
+/** What processors get: plain dependencies, never an HTTP context (conventions §2). */
+export interface WorkerDeps {
+  config: Config
+  database: Database
+  /** Producer side, for processors that chain jobs (upload-complete → image-watermark → catalogue-reindex). */
+  queues: Queues
+  logger: Logger
+}

@@ -1,0 +1,14 @@
+/** `bun run start:worker`: the queue consumers picked by WORKER_QUEUES (default: all). */
+import { getConfig } from '../shared/config'
+import { exitWithStartupError, onShutdown } from '../shared/lifecycle'
+import { createLogger } from '../shared/logger'
+import { startWorkers } from './runtime'
+
+try {
+  const config = getConfig()
+  const logger = createLogger(config.logLevel, { process: 'worker' })
+  const workers = await startWorkers(config, logger)
+  onShutdown(logger, [{ name: 'workers', run: () => workers.close() }], config.shutdownTimeoutMs + 5000)
+} catch (error) {
+  exitWithStartupError(error)
+}

@@ -1,0 +1,29 @@
+/**
+ * Periodic housekeeping run by every worker process (safe when several run it at once):
+ * expired idempotency keys (api-spec §8: 24 h window).
+ */
+import { deleteExpiredIdempotencyKeys } from '../db/queries/idempotency'
+import type { WorkerDeps } from './deps'
+
+const INTERVAL_MS = 10 * 60 * 1000
+
+export type MaintenanceTask = (deps: WorkerDeps) => Promise<unknown>
+
+export const MAINTENANCE_TASKS: Record<string, MaintenanceTask> = {
+  'idempotency-keys': (deps) => deleteExpiredIdempotencyKeys(deps.database.db),
+}
+
+export function startMaintenance(deps: WorkerDeps): { stop(): void; runOnce(): Promise<void> } {
+  const runOnce = async () => {
+    for (const [name, task] of Object.entries(MAINTENANCE_TASKS)) {
+      try {
+        await task(deps)
+      } catch (error) {
+        deps.logger.warn('maintenance task failed', { task: name, error: (error as Error).message })
+      }
+    }
+  }
+  const timer = setInterval(() => void runOnce(), INTERVAL_MS)
+  timer.unref?.()
+  return { stop: () => clearInterval(timer), runOnce }
+}

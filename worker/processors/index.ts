@@ -1,0 +1,14 @@
+import type { Job } from 'bullmq'
+import type { QueueName } from '../../shared/queue-names'
+import type { WorkerDeps } from '../deps'
+
+export type Processor = (job: Job) => Promise<unknown>
+
+/** One processor per queue; each validates its payload against the job catalog. */
+export const PROCESSORS: Record<QueueName, (deps: WorkerDeps) => Processor> = {
+  'lead-ingest': (deps) => async (job) => (await import('./lead-ingest')).processLeadIngest(deps, job),
+  'upload-complete': (deps) => async (job) => (await import('./upload-complete')).processUploadComplete(deps, job),
+  'image-watermark': (deps) => async (job) => (await import('./image-watermark')).processImageWatermark(deps, job),
+  'catalogue-reindex': (deps) => async (job) => (await import('./catalogue-reindex')).processCatalogueReindex(deps, job),
+  outreach: (deps) => async (job) => (await import('./outreach')).processOutreach(deps, job),
+}

@@ -1,0 +1,89 @@
+/**
+ * Runs one BullMQ Worker per queue picked by WORKER_QUEUES, and stops them in order with a bound:
+ * running jobs finish, or (past the bound) are left to BullMQ's stalled-job check, which hands
+ * them to another worker — a job is never lost.
+ */
+import { Worker } from 'bullmq'
+import type IORedis from 'ioredis'
+import { createDatabase } from '../db/client'
+import type { Config } from '../shared/config'
+import type { Logger } from '../shared/logger'
+import type { QueueName } from '../shared/queue-names'
+import { Queues, redisConnection } from '../shared/queues'
+import { describeConnectionError } from '../shared/service-errors'
+import type { WorkerDeps } from './deps'
+import { PROCESSORS } from './processors'
+import { QUEUE_WORKER_OPTIONS } from './queue-config'
+import { startMaintenance } from './maintenance'
+
+export interface RunningWorkers {
+  deps: WorkerDeps
+  workers: Worker[]
+  close(timeoutMs?: number): Promise<void>
+}
+
+export class WorkerStartupError extends Error {
+  override name = 'WorkerStartupError'
+}
+
+export async function startWorkers(config: Config, logger: Logger, queueNames: QueueName[] = config.workerQueues): Promise<RunningWorkers> {
+  const database = createDatabase(config.databaseUrl, { max: Math.max(10, Math.min(config.dbPoolSize, 30)) })
+  try {
+    await database.sql`select 1`
+  } catch (error) {
+    await database.close(1).catch(() => {})
+    throw new WorkerStartupError(describeConnectionError('PostgreSQL', config.databaseUrl, error))
+  }
+  const connection = redisConnection(config.redisUrl, 'worker')
+  connection.on('error', () => {})
+  try {
+    await Promise.race([connection.ping(), new Promise((_, reject) => setTimeout(() => reject(new Error('ECONNREFUSED')), 3000))])
+  } catch (error) {
+    connection.disconnect()
+    await database.close(1).catch(() => {})
+    throw new WorkerStartupError(describeConnectionError('Redis', config.redisUrl, error))
+  }
+  const producer = redisConnection(config.redisUrl, 'producer')
+  producer.on('error', () => {})
+  const queues = new Queues(producer, config.queuePrefix)
+  const deps: WorkerDeps = { config, database, queues, logger }
+
+  const workers = queueNames.map((name) => createWorker(name, deps, connection))
+  const maintenance = startMaintenance(deps)
+  logger.info('workers started', { queues: queueNames })
+
+  return {
+    deps,
+    workers,
+    async close(timeoutMs = config.shutdownTimeoutMs) {
+      maintenance.stop()
+      const graceful = Promise.all(workers.map((w) => w.close()))
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const timedOut = await Promise.race([graceful.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeoutMs)))])
+      clearTimeout(timer)
+      if (timedOut) {
+        logger.warn('workers did not finish in time; unfinished jobs return to the queue via the stalled check', { timeout_ms: timeoutMs })
+        await Promise.all(workers.map((w) => w.close(true).catch(() => {})))
+      }
+      await queues.close().catch(() => {})
+      producer.disconnect()
+      connection.disconnect()
+      await database.close(5)
+    },
+  }
+}
+
+function createWorker(name: QueueName, deps: WorkerDeps, connection: IORedis): Worker {
+  const worker = new Worker(name, PROCESSORS[name](deps), {
+    connection,
+    prefix: deps.config.queuePrefix,
+    autorun: true,
+    // Job outcome counts kept in Redis for /metrics and `cli queues`, shared by all replicas.
+    metrics: { maxDataPoints: 60 * 24 * 7 },
+    ...QUEUE_WORKER_OPTIONS[name],
+  })
+  const log = deps.logger.child({ queue: name })
+  worker.on('failed', (job, error) => log.warn('job failed', { job_id: job?.id, attempts: job?.attemptsMade, error: error.message }))
+  worker.on('error', (error) => log.error('worker error', { error: error.message }))
+  return worker
+}
