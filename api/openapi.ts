@@ -21,7 +21,7 @@ export function buildOpenApiDocument(app: AnyElysia, version = '1.0.0'): Json {
   const generated = toOpenAPISchema(app, { paths: [/^\/docs/, '/openapi.json', /^\/cdn\//, /^\/storage\//] }) as Json
   const doc: Json = {
     openapi: '3.1.0',
-    info: { title: 'Property and Lead Management API', version, description: DESCRIPTION },
+    info: { title: 'Property and Lead Management API', version, description: DESCRIPTION, license: { name: 'Proprietary' } },
     servers: [{ url: '/', description: 'This host; operation paths include the /v1 version segment.' }],
     tags: [
       { name: 'Key', description: 'The authenticated API key' },

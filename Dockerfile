@@ -1,0 +1,19 @@
+# One image for both tiers; compose picks the command (api or worker).
+FROM oven/bun:1.4 AS deps
+WORKDIR /app
+COPY package.json bun.lock ./
+RUN bun install --frozen-lockfile --production
+
+FROM oven/bun:1.4
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json tsconfig.json drizzle.config.ts main.ts ./
+COPY api ./api
+COPY worker ./worker
+COPY db ./db
+COPY shared ./shared
+COPY cli ./cli
+USER bun
+EXPOSE 3000
+CMD ["bun", "run", "start"]
