@@ -67,7 +67,7 @@ describe('errors (contract §6)', () => {
 
   test('missing Content-Type → 422', async () => {
     const res = await ctx.app.handle(new Request('http://localhost/v1/__echo', { method: 'POST', headers: { 'x-api-key': biz.apiKey }, body: new Blob(['{"name":"x"}']) }))
-    const body = await res.json()
+    const body = (await res.json()) as { errors: { loc: string[] }[] }
     expect(res.status, JSON.stringify(body)).toBe(422)
     expect(body.errors[0].loc).toEqual(['header', 'content-type'])
   })
