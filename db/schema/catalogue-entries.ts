@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { boolean, doublePrecision, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
 import { businesses } from './businesses'
 import { properties } from './properties'
@@ -32,8 +33,19 @@ export const catalogueEntries = pgTable(
   (t) => [
     index('catalogue_business_updated_idx').on(t.businessId, t.updatedAt.desc(), t.propertyId.desc()),
     index('catalogue_geog_gist').using('gist', t.geog),
-    index('catalogue_business_sale_idx').on(t.businessId, t.priceSale, t.propertyId),
-    index('catalogue_business_rent_idx').on(t.businessId, t.priceRent, t.propertyId),
+    // One B-tree per price sort (api-spec §4.3 rule 2), in the exact order of the list query
+    // (price nulls last, then id desc), so a sorted page is an index scan that stops at the page.
+    // The sale price serves every listing (no `operation`); rent and transfer only exist for
+    // their operation, so theirs are partial, as are the sale ones for `operation=venta`: the
+    // per-operation count of a price range is then an index-only scan of that operation's rows.
+    index('catalogue_sale_asc_idx').on(t.businessId, t.priceSale.asc().nullsLast(), t.propertyId.desc()),
+    index('catalogue_sale_desc_idx').on(t.businessId, t.priceSale.desc().nullsLast(), t.propertyId.desc()),
+    index('catalogue_venta_sale_asc_idx').on(t.businessId, t.priceSale.asc().nullsLast(), t.propertyId.desc()).where(sql`operations @> '{venta}'::text[]`),
+    index('catalogue_venta_sale_desc_idx').on(t.businessId, t.priceSale.desc().nullsLast(), t.propertyId.desc()).where(sql`operations @> '{venta}'::text[]`),
+    index('catalogue_alquiler_rent_asc_idx').on(t.businessId, t.priceRent.asc().nullsLast(), t.propertyId.desc()).where(sql`operations @> '{alquiler}'::text[]`),
+    index('catalogue_alquiler_rent_desc_idx').on(t.businessId, t.priceRent.desc().nullsLast(), t.propertyId.desc()).where(sql`operations @> '{alquiler}'::text[]`),
+    index('catalogue_traspaso_transfer_asc_idx').on(t.businessId, t.priceTransfer.asc().nullsLast(), t.propertyId.desc()).where(sql`operations @> '{traspaso}'::text[]`),
+    index('catalogue_traspaso_transfer_desc_idx').on(t.businessId, t.priceTransfer.desc().nullsLast(), t.propertyId.desc()).where(sql`operations @> '{traspaso}'::text[]`),
     index('catalogue_business_city_idx').on(t.businessId, t.cityLc, t.type),
     index('catalogue_operations_gin').using('gin', t.operations),
   ],

@@ -1,0 +1,195 @@
+/**
+ * The catalogue read model (architecture.md "Data"): `catalogue_entries` holds, per published
+ * property, the public JSON built by shared/property-view.ts and the columns every filter of
+ * api-spec §4.3 reads. Rows are rebuilt from the source tables only, so a rebuild is idempotent.
+ */
+import { and, asc, eq, gt, inArray, isNotNull, sql as dsql } from 'drizzle-orm'
+import type { Db, Sql } from '../client'
+import { properties, propertyImages, type PropertyRow } from '../schema'
+import { catalogueFilterColumns, toPublicProperty, type ReadyImage } from '../../shared/property-view'
+import type { CatalogueQuery } from '../../shared/catalogue-filters'
+
+async function readyImages(db: Db, propertyIds: number[]): Promise<Map<number, ReadyImage[]>> {
+  const byProperty = new Map<number, ReadyImage[]>()
+  if (propertyIds.length === 0) return byProperty
+  const rows = await db
+    .select({ propertyId: propertyImages.propertyId, id: propertyImages.id, publicUrl: propertyImages.publicUrl, position: propertyImages.position, isPrimary: propertyImages.isPrimary, title: propertyImages.title })
+    .from(propertyImages)
+    .where(and(inArray(propertyImages.propertyId, propertyIds), eq(propertyImages.state, 'ready'), isNotNull(propertyImages.publicUrl)))
+    .orderBy(asc(propertyImages.propertyId), asc(propertyImages.position))
+  for (const r of rows) {
+    const list = byProperty.get(r.propertyId) ?? []
+    list.push({ id: r.id, publicUrl: r.publicUrl!, position: r.position, isPrimary: r.isPrimary, title: r.title })
+    byProperty.set(r.propertyId, list)
+  }
+  return byProperty
+}
+
+function entryOf(row: PropertyRow, images: ReadyImage[]) {
+  const c = catalogueFilterColumns(row)
+  return {
+    property_id: row.id,
+    business_id: row.businessId,
+    doc: toPublicProperty(row, images),
+    status: c.status,
+    operations: c.operations,
+    type: c.type,
+    subtype_key: c.subtypeKey,
+    city_lc: c.cityLc,
+    price_sale: c.priceSale,
+    price_rent: c.priceRent,
+    price_transfer: c.priceTransfer,
+    bedrooms: c.bedrooms,
+    is_featured: c.isFeatured,
+    rental_kind: c.rentalKind,
+    lat: c.point?.lat ?? null,
+    lon: c.point?.lon ?? null,
+    updated_at: row.updatedAt.toISOString(),
+  }
+}
+
+/** Upserts many entries in one statement (one JSON parameter, so any batch size is one round trip). */
+async function upsertEntries(db: Db, entries: ReturnType<typeof entryOf>[]): Promise<void> {
+  if (entries.length === 0) return
+  await db.execute(dsql`
+    insert into catalogue_entries (property_id, business_id, doc, status, operations, type, subtype_key, city_lc,
+      price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, geog, updated_at)
+    select e.property_id, e.business_id, e.doc, e.status, e.operations, e.type, e.subtype_key, e.city_lc,
+      e.price_sale, e.price_rent, e.price_transfer, e.bedrooms, e.is_featured, e.rental_kind,
+      case when e.lon is null then null else ST_SetSRID(ST_MakePoint(e.lon, e.lat), 4326)::geography end,
+      e.updated_at
+    from jsonb_to_recordset(${JSON.stringify(entries)}::jsonb) as e(property_id int, business_id int, doc jsonb, status text,
+      operations text[], type text, subtype_key text, city_lc text, price_sale float8, price_rent float8, price_transfer float8,
+      bedrooms int, is_featured boolean, rental_kind text, lat float8, lon float8, updated_at timestamptz)
+    on conflict (property_id) do update set business_id = excluded.business_id, doc = excluded.doc, status = excluded.status,
+      operations = excluded.operations, type = excluded.type, subtype_key = excluded.subtype_key, city_lc = excluded.city_lc,
+      price_sale = excluded.price_sale, price_rent = excluded.price_rent, price_transfer = excluded.price_transfer,
+      bedrooms = excluded.bedrooms, is_featured = excluded.is_featured, rental_kind = excluded.rental_kind,
+      geog = excluded.geog, updated_at = excluded.updated_at`)
+}
+
+/**
+ * Makes the catalogue row of one property match the source tables: upserted when published,
+ * deleted otherwise (draft, unpublished or gone). Call it inside the write's transaction for
+ * read-your-writes (contract §3.3).
+ */
+export async function rebuildCatalogueEntry(db: Db, propertyId: number): Promise<'upserted' | 'deleted'> {
+  const [row] = await db.select().from(properties).where(eq(properties.id, propertyId))
+  if (!row || row.publishedAt === null) {
+    await db.execute(dsql`delete from catalogue_entries where property_id = ${propertyId}`)
+    return 'deleted'
+  }
+  const images = await readyImages(db, [row.id])
+  await upsertEntries(db, [entryOf(row, images.get(row.id) ?? [])])
+  return 'upserted'
+}
+
+/**
+ * Rebuilds the properties with id > afterId (of one business, or all), `batchSize` at a time in
+ * id order; drops catalogue rows of unpublished properties in the same id range. Returns the last
+ * id seen (null when there was nothing left).
+ */
+export async function rebuildCatalogueBatch(db: Db, params: { businessId?: number; afterId: number; batchSize: number }): Promise<{ lastId: number | null; upserted: number; deleted: number }> {
+  return db.transaction(async (tx) => {
+    const where = params.businessId === undefined ? gt(properties.id, params.afterId) : and(eq(properties.businessId, params.businessId), gt(properties.id, params.afterId))
+    const rows = await tx.select().from(properties).where(where).orderBy(asc(properties.id)).limit(params.batchSize)
+    if (rows.length === 0) return { lastId: null, upserted: 0, deleted: 0 }
+    const published = rows.filter((r) => r.publishedAt !== null)
+    const drafts = rows.filter((r) => r.publishedAt === null).map((r) => r.id)
+    const images = await readyImages(tx, published.map((r) => r.id))
+    await upsertEntries(tx, published.map((r) => entryOf(r, images.get(r.id) ?? [])))
+    if (drafts.length) await tx.execute(dsql`delete from catalogue_entries where property_id = any(${dsql.raw(`'{${drafts.join(',')}}'::int[]`)})`)
+    return { lastId: rows[rows.length - 1].id, upserted: published.length, deleted: drafts.length }
+  })
+}
+
+/** The stored public JSON of one published property of this business, as text (no re-serialising). */
+export async function getCatalogueDocText(sql: Sql, businessId: number, propertyId: number): Promise<string | null> {
+  // Primary key lookup; business_id checked so another workspace's id is "not found".
+  const rows = await sql<{ doc: string }[]>`select doc::text as doc from catalogue_entries where property_id = ${propertyId} and business_id = ${businessId}`
+  return rows[0]?.doc ?? null
+}
+
+const OPERATION_LITERALS = new Set(['venta', 'alquiler', 'traspaso'])
+
+/**
+ * WHERE of the list. Operations are inlined as literals from the fixed set (never user text) so
+ * the planner can match the per-operation partial price indexes of migration 0001.
+ */
+function whereOf(sql: Sql, q: CatalogueQuery) {
+  const parts = [sql`business_id = ${q.businessId}`]
+  if (q.operations !== undefined) {
+    const ops = q.operations.filter((o) => OPERATION_LITERALS.has(o))
+    if (ops.length === 0) parts.push(sql`false`)
+    else if (ops.length === 1) parts.push(sql.unsafe(`operations @> '{${ops[0]}}'::text[]`))
+    else parts.push(sql.unsafe(`operations && '{${ops.join(',')}}'::text[]`))
+  }
+  if (q.status !== undefined) parts.push(sql`status = ${q.status}`)
+  if (q.rentalKind !== undefined) parts.push(sql`rental_kind = ${q.rentalKind}`)
+  if (q.type !== undefined) parts.push(sql`type = ${q.type}`)
+  if (q.subtypeKey !== undefined) parts.push(sql`subtype_key = ${q.subtypeKey}`)
+  if (q.cityLc !== undefined) parts.push(sql`city_lc = ${q.cityLc}`)
+  const price = sql.unsafe(q.priceColumn)
+  if (q.minPrice !== undefined) parts.push(sql`${price} >= ${q.minPrice}`)
+  if (q.maxPrice !== undefined) parts.push(sql`${price} <= ${q.maxPrice}`)
+  if (q.minBedrooms !== undefined) parts.push(sql`bedrooms >= ${q.minBedrooms}`)
+  if (q.isFeatured !== undefined) parts.push(sql`is_featured = ${q.isFeatured}`)
+  if (q.areas && q.areas.length) {
+    // Each area is one GiST-indexable predicate on catalogue_geog_gist; a null geog (hidden) never matches.
+    const areaParts = q.areas.map((a) =>
+      a.kind === 'circle'
+        ? sql`ST_DWithin(geog, ST_SetSRID(ST_MakePoint(${a.lng}::float8, ${a.lat}::float8), 4326)::geography, ${a.radius}::float8)`
+        : sql`ST_Intersects(geog, ST_GeogFromText(${a.wkt}))`,
+    )
+    parts.push(sql`(${areaParts.reduce((acc, p) => sql`${acc} or ${p}`)})`)
+  }
+  return parts.reduce((acc, p) => sql`${acc} and ${p}`)
+}
+
+/**
+ * Sort keys. Each has a B-tree that yields it directly (migration 0001):
+ * default → catalogue_business_updated_idx; price_asc/desc → catalogue_<price>_<dir>_idx
+ * (partial per operation for rent/transfer/sale-with-venta, full for the sale price).
+ */
+function orderOf(q: CatalogueQuery, alias = ''): string {
+  const p = `${alias}${q.priceColumn}`
+  // `nulls last` on the id and updated_at too (never null): it is how the indexes are built, so
+  // the planner can read the order straight from them.
+  if (q.sort === 'price_asc') return `${p} asc nulls last, ${alias}property_id desc nulls last`
+  if (q.sort === 'price_desc') return `${p} desc nulls last, ${alias}property_id desc nulls last`
+  return `${alias}updated_at desc nulls last, ${alias}property_id desc nulls last`
+}
+
+export type CountMode = 'separate' | 'window'
+
+/**
+ * One statement: the page's ids by the sort index (deferred join, so skipped rows of a large
+ * offset never load their doc), the total count from the same WHERE, and the page's docs
+ * aggregated in order into the text of a JSON array's elements.
+ */
+export function catalogueListStatement(sql: Sql, q: CatalogueQuery, mode: CountMode = 'separate') {
+  const where = whereOf(sql, q)
+  const order = sql.unsafe(orderOf(q))
+  const orderC = sql.unsafe(orderOf(q, 'c.'))
+  const cols = sql.unsafe(q.sort ? `property_id, ${q.priceColumn}` : 'property_id, updated_at')
+  if (mode === 'window') {
+    // Total from count(*) over () on the page rows; an empty page (offset past the end) falls back to a count.
+    return sql<{ count: number; data: string | null }[]>`
+      with page as (
+        select ${cols}, count(*) over () as total from catalogue_entries where ${where} order by ${order} limit ${q.limit} offset ${q.offset}
+      )
+      select coalesce((select total from page limit 1), (select count(*) from catalogue_entries where ${where}))::int as count,
+             (select string_agg(c.doc::text, ',' order by ${orderC}) from page join catalogue_entries c using (property_id)) as data`
+  }
+  return sql<{ count: number; data: string | null }[]>`
+    with page as (
+      select ${cols} from catalogue_entries where ${where} order by ${order} limit ${q.limit} offset ${q.offset}
+    )
+    select (select count(*) from catalogue_entries where ${where})::int as count,
+           (select string_agg(c.doc::text, ',' order by ${orderC}) from page join catalogue_entries c using (property_id)) as data`
+}
+
+export async function listCatalogue(sql: Sql, q: CatalogueQuery): Promise<{ count: number; dataText: string }> {
+  const [row] = await catalogueListStatement(sql, q)
+  return { count: row.count, dataText: row.data ?? '' }
+}
