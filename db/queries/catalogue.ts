@@ -3,7 +3,7 @@
  * property, the public JSON built by shared/property-view.ts and the columns every filter of
  * api-spec §4.3 reads. Rows are rebuilt from the source tables only, so a rebuild is idempotent.
  */
-import { and, asc, eq, gt, inArray, isNotNull, sql as dsql } from 'drizzle-orm'
+import { and, asc, eq, gt, inArray, lt, isNotNull, sql as dsql } from 'drizzle-orm'
 import type { Db, Sql } from '../client'
 import { properties, propertyImages, type PropertyRow } from '../schema'
 import { catalogueFilterColumns, toPublicProperty, type ReadyImage } from '../../shared/property-view'
@@ -89,9 +89,13 @@ export async function rebuildCatalogueEntry(db: Db, propertyId: number): Promise
  * id order; drops catalogue rows of unpublished properties in the same id range. Returns the last
  * id seen (null when there was nothing left).
  */
-export async function rebuildCatalogueBatch(db: Db, params: { businessId?: number; afterId: number; batchSize: number }): Promise<{ lastId: number | null; upserted: number; deleted: number }> {
+export async function rebuildCatalogueBatch(db: Db, params: { businessId?: number; afterId: number; batchSize: number; beforeId?: number }): Promise<{ lastId: number | null; upserted: number; deleted: number }> {
   return db.transaction(async (tx) => {
-    const where = params.businessId === undefined ? gt(properties.id, params.afterId) : and(eq(properties.businessId, params.businessId), gt(properties.id, params.afterId))
+    const where = and(
+      gt(properties.id, params.afterId),
+      params.beforeId === undefined ? undefined : lt(properties.id, params.beforeId),
+      params.businessId === undefined ? undefined : eq(properties.businessId, params.businessId),
+    )
     const rows = await tx.select().from(properties).where(where).orderBy(asc(properties.id)).limit(params.batchSize)
     if (rows.length === 0) return { lastId: null, upserted: 0, deleted: 0 }
     const published = rows.filter((r) => r.publishedAt !== null)
