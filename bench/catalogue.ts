@@ -14,7 +14,7 @@ import postgres from 'postgres'
 import { parseFlags } from '../cli/io'
 import { migrateDatabase } from '../db/migrate'
 import { createDatabase } from '../db/client'
-import { catalogueListStatement } from '../db/queries/catalogue'
+import { catalogueListSql, listCatalogue } from '../db/queries/catalogue'
 import { rebuildCatalogueBatch } from '../db/queries/catalogue'
 import { insertKey } from '../db/queries/api-keys'
 import { generateApiKey } from '../shared/api-key-format'
@@ -150,9 +150,9 @@ async function sqlTimings(url: string, businessId: number, rounds: number) {
         let count = 0
         for (let i = 0; i < rounds; i++) {
           const t = performance.now()
-          const [row] = await catalogueListStatement(sql, query, mode)
+          const r = await listCatalogue(sql, query, mode)
           times.push(performance.now() - t)
-          count = row.count
+          count = r.count
         }
         times.sort((a, b) => a - b)
         console.log(`${name.padEnd(28)}${mode.padEnd(10)}${fmt(pct(times, 50))} ${fmt(pct(times, 95))} ${fmt(pct(times, 99))} ${String(count).padStart(8)}`)
@@ -161,20 +161,14 @@ async function sqlTimings(url: string, businessId: number, rounds: number) {
     console.log('\nEXPLAIN (ANALYZE, BUFFERS) of each query (separate count):')
     for (const { name, params } of QUERY_MIX) {
       const { query } = catalogueQueryOf(businessId, params)
-      const stmt = catalogueListStatement(sql, query)
-      const { string, parameters } = await describeStatement(stmt)
-      const plan = await sql.unsafe(`explain (analyze, buffers, costs off) ${string}`, parameters as never[])
+      const statement = catalogueListSql(query)
+      const plan = await sql.unsafe(`explain (analyze, buffers, costs off) ${statement.text}`, statement.params as never[])
       console.log(`\n--- ${name} ---`)
       for (const r of plan) console.log(r['QUERY PLAN'])
     }
   } finally {
     await sql.end({ timeout: 2 })
   }
-}
-
-async function describeStatement(stmt: ReturnType<typeof catalogueListStatement>): Promise<{ string: string; parameters: unknown[] }> {
-  const described = await stmt.describe()
-  return { string: described.string, parameters: (stmt as unknown as { parameters: unknown[] }).parameters ?? (described as unknown as { parameters: unknown[] }).parameters }
 }
 
 async function httpTimings(url: string, businessId: number, requests: number, concurrency: number, port: number) {

@@ -32,7 +32,13 @@ export const catalogueEntries = pgTable(
   },
   (t) => [
     index('catalogue_business_updated_idx').on(t.businessId, t.updatedAt.desc(), t.propertyId.desc()),
-    index('catalogue_geog_gist').using('gist', t.geog),
+    // Every area filter is scoped to one business: a GiST on (business_id, geog) (btree_gist)
+    // finds that business's points in the area directly; a GiST on geog alone made PostgreSQL
+    // AND its bitmap with all 100,000 rows of the business (bench: 25 ms → 1.5 ms).
+    index('catalogue_business_geog_gist').using('gist', t.businessId, t.geog),
+    // The smallest index led by business_id (deduplicated): the total count of an unfiltered
+    // list is an index-only scan of it.
+    index('catalogue_business_idx').on(t.businessId),
     // One B-tree per price sort (api-spec §4.3 rule 2), in the exact order of the list query
     // (price nulls last, then id desc), so a sorted page is an index scan that stops at the page.
     // The sale price serves every listing (no `operation`); rent and transfer only exist for
@@ -47,6 +53,5 @@ export const catalogueEntries = pgTable(
     index('catalogue_traspaso_transfer_asc_idx').on(t.businessId, t.priceTransfer.asc().nullsLast(), t.propertyId.desc()).where(sql`operations @> '{traspaso}'::text[]`),
     index('catalogue_traspaso_transfer_desc_idx').on(t.businessId, t.priceTransfer.desc().nullsLast(), t.propertyId.desc()).where(sql`operations @> '{traspaso}'::text[]`),
     index('catalogue_business_city_idx').on(t.businessId, t.cityLc, t.type),
-    index('catalogue_operations_gin').using('gin', t.operations),
   ],
 )

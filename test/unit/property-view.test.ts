@@ -112,7 +112,7 @@ describe('property input rules (contract §3.1–3.2)', () => {
     ])
   })
   test('merge: nested objects merge, null clears, arrays replace', () => {
-    expect(mergePatch({ pricing: { sale: 1, rent: 2 }, subtype: 'piso', operations: ['venta'] }, { pricing: { rent: null, transfer: 3 }, subtype: null, operations: ['traspaso'] })).toEqual({
+    expect(mergePatch<Record<string, unknown>>({ pricing: { sale: 1, rent: 2 }, subtype: 'piso', operations: ['venta'] }, { pricing: { rent: null, transfer: 3 }, subtype: null, operations: ['traspaso'] })).toEqual({
       pricing: { sale: 1, transfer: 3 },
       operations: ['traspaso'],
     })
