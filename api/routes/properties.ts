@@ -20,6 +20,7 @@ import {
 } from './properties.model'
 
 const PropertyNotFound = () => notFound('Property')
+const NUMERIC_QUERY = ['limit', 'offset', 'min_price', 'max_price', 'min_bedrooms'] as const
 
 /** Rules the schema cannot express, and the owner contact (contract §3.1); all problems in one 422. */
 async function checkInput(tx: Db, businessId: number, input: PropertyInputShape): Promise<void> {
@@ -75,6 +76,15 @@ export const propertyRoutes = (deps: AppDeps) => {
       },
       {
         scope: 'properties:read',
+        // Numbers are converted before validation: Elysia's own string→number step reports a
+        // bound violation without the parameter's name, and contract §6 wants `loc` to name it.
+        transform({ query }) {
+          const raw = query as Record<string, unknown>
+          for (const name of NUMERIC_QUERY) {
+            const v = raw[name]
+            if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) raw[name] = Number(v)
+          }
+        },
         query: PropertyListQuery,
         response: { 200: PropertyListResponse },
         detail: {
