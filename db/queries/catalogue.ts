@@ -74,7 +74,9 @@ async function upsertEntries(db: Db, entries: ReturnType<typeof entryOf>[]): Pro
  * read-your-writes (contract §3.3).
  */
 export async function rebuildCatalogueEntry(db: Db, propertyId: number): Promise<'upserted' | 'deleted'> {
-  const [row] = await db.select().from(properties).where(eq(properties.id, propertyId))
+  // FOR SHARE waits for a concurrent write of the property to commit, so a rebuild never
+  // overwrites a newer row with what it read before that write.
+  const [row] = await db.select().from(properties).where(eq(properties.id, propertyId)).for('share')
   if (!row || row.publishedAt === null) {
     await db.execute(dsql`delete from catalogue_entries where property_id = ${propertyId}`)
     return 'deleted'
