@@ -37,10 +37,10 @@ const jsonResponse = (body: string) => new Response(body, { headers: { 'content-
 
 export const propertyRoutes = (deps: AppDeps) => {
   const { db, sql } = deps.database
-  return new Elysia({ name: 'routes.properties', prefix: '/v1/properties', detail: { tags: ['Properties'] } })
+  return new Elysia({ name: 'routes.properties', prefix: '/v1', detail: { tags: ['Properties'] } })
     .use(authPlugin)
     .post(
-      '/',
+      '/properties',
       async ({ auth, body, headers, set }) => {
         const result = await idempotent(db, { apiKeyId: auth.apiKeyId, operation: 'createProperty', key: headers['idempotency-key'], body }, async (tx) => {
           await checkInput(tx, auth.business.id, body)
@@ -65,7 +65,7 @@ export const propertyRoutes = (deps: AppDeps) => {
       },
     )
     .get(
-      '/',
+      '/properties',
       async ({ auth, query }) => {
         const { query: q, filters } = catalogueQueryOf(auth.business.id, query)
         const { count, dataText } = await listCatalogue(sql, q)
@@ -95,7 +95,7 @@ export const propertyRoutes = (deps: AppDeps) => {
       },
     )
     .get(
-      '/:property_id',
+      '/properties/:property_id',
       async ({ auth, params }) => {
         const doc = await getCatalogueDocText(sql, auth.business.id, params.property_id)
         if (doc === null) throw PropertyNotFound()
@@ -109,7 +109,7 @@ export const propertyRoutes = (deps: AppDeps) => {
       },
     )
     .patch(
-      '/:property_id',
+      '/properties/:property_id',
       async ({ auth, params, body }) => {
         await db.transaction(async (tx) => {
           const row = await findProperty(tx, auth.business.id, params.property_id, { forUpdate: true })
@@ -137,7 +137,7 @@ export const propertyRoutes = (deps: AppDeps) => {
       },
     )
     .post(
-      '/:property_id/publish',
+      '/properties/:property_id/publish',
       async ({ auth, params }) => {
         await db.transaction(async (tx) => {
           const row = await findProperty(tx, auth.business.id, params.property_id, { forUpdate: true })
@@ -155,7 +155,7 @@ export const propertyRoutes = (deps: AppDeps) => {
       },
     )
     .post(
-      '/:property_id/unpublish',
+      '/properties/:property_id/unpublish',
       async ({ auth, params }) => {
         await db.transaction(async (tx) => {
           const row = await findProperty(tx, auth.business.id, params.property_id, { forUpdate: true })
