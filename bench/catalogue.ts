@@ -1,5 +1,5 @@
 /**
- * `bun run bench catalogue [--reseed] [--requests N] [--concurrency C] [--port P]`
+ * `bun run bench catalogue [--reseed] [--rounds N] [--requests N] [--concurrency 1,4] [--port P]`
  *
  * Seeds 1,000,000 published properties over 10 businesses (100,000 in the one queried) into its
  * own database (DATABASE_URL's name + `_bench`, or BENCH_DATABASE_URL), reusing it when already
@@ -138,8 +138,9 @@ async function buildCatalogue(url: string): Promise<void> {
   }
 }
 
-async function sqlTimings(url: string, businessId: number, rounds: number) {
+async function sqlTimings(url: string, businessId: number, rounds: number): Promise<Record<string, { p50: number; p95: number }>> {
   const sql = postgres(url, { max: 1, onnotice: () => {} })
+  const kept: Record<string, { p50: number; p95: number }> = {}
   console.log(`\nSQL time of the list statement, measured directly (${rounds} runs each, ms):`)
   console.log(`${'query'.padEnd(28)}${'mode'.padEnd(10)}     p50      p95      p99    count`)
   try {
@@ -155,6 +156,7 @@ async function sqlTimings(url: string, businessId: number, rounds: number) {
           count = r.count
         }
         times.sort((a, b) => a - b)
+        if (mode === 'separate') kept[name] = { p50: pct(times, 50), p95: pct(times, 95) }
         console.log(`${name.padEnd(28)}${mode.padEnd(10)}${fmt(pct(times, 50))} ${fmt(pct(times, 95))} ${fmt(pct(times, 99))} ${String(count).padStart(8)}`)
       }
     }
@@ -166,12 +168,13 @@ async function sqlTimings(url: string, businessId: number, rounds: number) {
       console.log(`\n--- ${name} ---`)
       for (const r of plan) console.log(r['QUERY PLAN'])
     }
+    return kept
   } finally {
     await sql.end({ timeout: 2 })
   }
 }
 
-async function httpTimings(url: string, businessId: number, requests: number, concurrency: number, port: number) {
+async function httpTimings(url: string, businessId: number, requests: number, concurrency: number[], port: number, sqlP: Record<string, { p50: number; p95: number }>) {
   const sql = postgres(url, { max: 1, onnotice: () => {} })
   const key = generateApiKey()
   const { drizzle } = await import('drizzle-orm/postgres-js')
@@ -192,30 +195,33 @@ async function httpTimings(url: string, businessId: number, requests: number, co
       if (i > 200) throw new Error('bench server did not start')
       await Bun.sleep(50)
     }
-    console.log(`\nHTTP against Bun.serve(createApp) on port ${port} (${requests} requests per query, concurrency ${concurrency}, ms):`)
-    console.log(`${'query'.padEnd(28)}     p50      p95      p99    req/s    count`)
-    for (const { name, params } of QUERY_MIX) {
-      const path = `${base}/v1/properties?${toQueryString(params)}`
-      for (let i = 0; i < 10; i++) await (await fetch(path, { headers: { 'x-api-key': key.apiKey } })).arrayBuffer()
-      const times: number[] = []
-      let count = 0
-      let next = 0
-      const t0 = performance.now()
-      await Promise.all(
-        Array.from({ length: concurrency }, async () => {
-          while (next++ < requests) {
-            const t = performance.now()
-            const res = await fetch(path, { headers: { 'x-api-key': key.apiKey } })
-            const text = await res.text()
-            times.push(performance.now() - t)
-            if (res.status !== 200) throw new Error(`${name}: ${res.status} ${text.slice(0, 300)}`)
-            count = JSON.parse(text).count
-          }
-        }),
-      )
-      const wall = (performance.now() - t0) / 1000
-      times.sort((a, b) => a - b)
-      console.log(`${name.padEnd(28)}${fmt(pct(times, 50))} ${fmt(pct(times, 95))} ${fmt(pct(times, 99))} ${fmt(times.length / wall)} ${String(count).padStart(8)}`)
+    for (const c of concurrency) {
+      console.log(`\nHTTP against Bun.serve(createApp) on port ${port} (${requests} requests per query, concurrency ${c}, ms):`)
+      console.log(`${'query'.padEnd(28)}     p50      p95      p99    req/s    count   SQL p95  HTTP/SQL p50`)
+      for (const { name, params } of QUERY_MIX) {
+        const path = `${base}/v1/properties?${toQueryString(params)}`
+        for (let i = 0; i < 10; i++) await (await fetch(path, { headers: { 'x-api-key': key.apiKey } })).arrayBuffer()
+        const times: number[] = []
+        let count = 0
+        let next = 0
+        const t0 = performance.now()
+        await Promise.all(
+          Array.from({ length: c }, async () => {
+            while (next++ < requests) {
+              const t = performance.now()
+              const res = await fetch(path, { headers: { 'x-api-key': key.apiKey } })
+              const text = await res.text()
+              times.push(performance.now() - t)
+              if (res.status !== 200) throw new Error(`${name}: ${res.status} ${text.slice(0, 300)}`)
+              count = JSON.parse(text).count
+            }
+          }),
+        )
+        const wall = (performance.now() - t0) / 1000
+        times.sort((a, b) => a - b)
+        const s = sqlP[name]
+        console.log(`${name.padEnd(28)}${fmt(pct(times, 50))} ${fmt(pct(times, 95))} ${fmt(pct(times, 99))} ${fmt(times.length / wall)} ${String(count).padStart(8)} ${fmt(s.p95)}  ${fmt(pct(times, 50) / s.p50)}`)
+      }
     }
   } finally {
     child.kill()
@@ -245,7 +251,8 @@ if (f.flags.serve) {
   await sql.end()
   if (n !== TOTAL) await buildCatalogue(url)
   const businessId = ids[0]
-  await sqlTimings(url, businessId, Number(f.flags.rounds ?? 50))
-  await httpTimings(url, businessId, Number(f.flags.requests ?? 300), Number(f.flags.concurrency ?? 4), port)
+  const sqlP = await sqlTimings(url, businessId, Number(f.flags.rounds ?? 50))
+  const concurrency = String(f.flags.concurrency ?? '1,4').split(',').map(Number)
+  await httpTimings(url, businessId, Number(f.flags.requests ?? 300), concurrency, port, sqlP)
   process.exit(0)
 }
