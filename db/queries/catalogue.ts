@@ -183,6 +183,8 @@ export type CountMode = 'separate' | 'window'
 export function catalogueListSql(q: CatalogueQuery, mode: CountMode = 'separate'): { text: string; params: unknown[] } {
   const params: unknown[] = []
   const where = whereOf(q, params)
+  // No filter but the business: the total is the trigger-kept catalogue_counts row (migration 0003).
+  const countSql = where === 'business_id = $1' ? 'select coalesce((select entries from catalogue_counts where business_id = $1), 0)' : `select count(*) from catalogue_entries where ${where}`
   const limit = `${(params.push(q.limit), `$${params.length}`)}::int`
   const offset = `${(params.push(q.offset), `$${params.length}`)}::int`
   const cols = q.sort ? `property_id, ${q.priceColumn}` : 'property_id, updated_at'
@@ -191,13 +193,13 @@ export function catalogueListSql(q: CatalogueQuery, mode: CountMode = 'separate'
     // Total from count(*) over () on the page rows; an empty page (offset past the end) falls back to a count.
     return {
       text: `with page as (select ${cols}, count(*) over () as total from catalogue_entries where ${where} order by ${orderOf(q)} limit ${limit} offset ${offset})
-select coalesce((select total from page limit 1), (select count(*) from catalogue_entries where ${where}))::int as count, (${agg}) as data`,
+select coalesce((select total from page limit 1), (${countSql}))::int as count, (${agg}) as data`,
       params,
     }
   }
   return {
     text: `with page as (select ${cols} from catalogue_entries where ${where} order by ${orderOf(q)} limit ${limit} offset ${offset})
-select (select count(*) from catalogue_entries where ${where})::int as count, (${agg}) as data`,
+select (${countSql})::int as count, (${agg}) as data`,
     params,
   }
 }

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { boolean, doublePrecision, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
+import { bigint, boolean, doublePrecision, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
 import { businesses } from './businesses'
 import { properties } from './properties'
 import { geographyPoint } from './types'
@@ -55,3 +55,13 @@ export const catalogueEntries = pgTable(
     index('catalogue_business_city_idx').on(t.businessId, t.cityLc, t.type),
   ],
 )
+
+/**
+ * Rows of `catalogue_entries` per business, kept by statement-level triggers (migration 0003) in
+ * the same transaction as the rows themselves. The total of an unfiltered list is read here
+ * instead of counting 100,000 index entries per request (bench: ~5–9 ms of CPU per request).
+ */
+export const catalogueCounts = pgTable('catalogue_counts', {
+  businessId: integer('business_id').primaryKey().references(() => businesses.id, { onDelete: 'cascade' }),
+  entries: bigint('entries', { mode: 'number' }).notNull().default(0),
+})
