@@ -8,6 +8,7 @@ import { buildOpenApiDocument, docsPage } from './openapi'
 import { httpPlugin } from './plugins/http'
 import { meRoutes } from './routes/me'
 import { opsRoutes } from './routes/ops'
+import { propertyRoutes } from './routes/properties'
 
 export function createApp(deps: AppDeps) {
   let openapi: string | undefined
@@ -16,6 +17,7 @@ export function createApp(deps: AppDeps) {
     .use(httpPlugin(deps))
     .use(opsRoutes(deps))
     .use(meRoutes)
+    .use(propertyRoutes(deps))
     .get('/openapi.json', ({ set }) => {
       set.headers['content-type'] = 'application/json'
       // Built on first request, once every route is registered.

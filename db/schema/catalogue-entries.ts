@@ -1,4 +1,5 @@
-import { boolean, doublePrecision, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
+import { sql } from 'drizzle-orm'
+import { bigint, boolean, doublePrecision, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
 import { businesses } from './businesses'
 import { properties } from './properties'
 import { geographyPoint } from './types'
@@ -31,10 +32,36 @@ export const catalogueEntries = pgTable(
   },
   (t) => [
     index('catalogue_business_updated_idx').on(t.businessId, t.updatedAt.desc(), t.propertyId.desc()),
-    index('catalogue_geog_gist').using('gist', t.geog),
-    index('catalogue_business_sale_idx').on(t.businessId, t.priceSale, t.propertyId),
-    index('catalogue_business_rent_idx').on(t.businessId, t.priceRent, t.propertyId),
+    // Every area filter is scoped to one business: a GiST on (business_id, geog) (btree_gist)
+    // finds that business's points in the area directly; a GiST on geog alone made PostgreSQL
+    // AND its bitmap with all 100,000 rows of the business (bench: 25 ms → 1.5 ms).
+    index('catalogue_business_geog_gist').using('gist', t.businessId, t.geog),
+    // The smallest index led by business_id (deduplicated): the total count of an unfiltered
+    // list is an index-only scan of it.
+    index('catalogue_business_idx').on(t.businessId),
+    // One B-tree per price sort (api-spec §4.3 rule 2), in the exact order of the list query
+    // (price nulls last, then id desc), so a sorted page is an index scan that stops at the page.
+    // The sale price serves every listing (no `operation`); rent and transfer only exist for
+    // their operation, so theirs are partial, as are the sale ones for `operation=venta`: the
+    // per-operation count of a price range is then an index-only scan of that operation's rows.
+    index('catalogue_sale_asc_idx').on(t.businessId, t.priceSale.asc().nullsLast(), t.propertyId.desc()),
+    index('catalogue_sale_desc_idx').on(t.businessId, t.priceSale.desc().nullsLast(), t.propertyId.desc()),
+    index('catalogue_venta_sale_asc_idx').on(t.businessId, t.priceSale.asc().nullsLast(), t.propertyId.desc()).where(sql`operations @> '{venta}'::text[]`),
+    index('catalogue_venta_sale_desc_idx').on(t.businessId, t.priceSale.desc().nullsLast(), t.propertyId.desc()).where(sql`operations @> '{venta}'::text[]`),
+    index('catalogue_alquiler_rent_asc_idx').on(t.businessId, t.priceRent.asc().nullsLast(), t.propertyId.desc()).where(sql`operations @> '{alquiler}'::text[]`),
+    index('catalogue_alquiler_rent_desc_idx').on(t.businessId, t.priceRent.desc().nullsLast(), t.propertyId.desc()).where(sql`operations @> '{alquiler}'::text[]`),
+    index('catalogue_traspaso_transfer_asc_idx').on(t.businessId, t.priceTransfer.asc().nullsLast(), t.propertyId.desc()).where(sql`operations @> '{traspaso}'::text[]`),
+    index('catalogue_traspaso_transfer_desc_idx').on(t.businessId, t.priceTransfer.desc().nullsLast(), t.propertyId.desc()).where(sql`operations @> '{traspaso}'::text[]`),
     index('catalogue_business_city_idx').on(t.businessId, t.cityLc, t.type),
-    index('catalogue_operations_gin').using('gin', t.operations),
   ],
 )
+
+/**
+ * Rows of `catalogue_entries` per business, kept by statement-level triggers (migration 0003) in
+ * the same transaction as the rows themselves. The total of an unfiltered list is read here
+ * instead of counting 100,000 index entries per request (bench: ~5–9 ms of CPU per request).
+ */
+export const catalogueCounts = pgTable('catalogue_counts', {
+  businessId: integer('business_id').primaryKey().references(() => businesses.id, { onDelete: 'cascade' }),
+  entries: bigint('entries', { mode: 'number' }).notNull().default(0),
+})

@@ -1,0 +1,333 @@
+/**
+ * TypeBox models of the property endpoints (api-spec §2.1–2.3, §4.2–4.5; contract §3). The same
+ * schemas validate requests and write the OpenAPI document. Bodies refuse unknown fields
+ * (contract §3.1); response integers use plain TypeBox `Integer` (conventions §13).
+ */
+import { Type as T, type Static, type TSchema } from '@sinclair/typebox'
+import { t } from 'elysia'
+import { Nullable, Timestamp, literalUnion } from '../schemas'
+import { PROPERTY_TYPES, SUBTYPE_KEYS } from '../../shared/subtypes'
+
+export const OPERATIONS = ['venta', 'alquiler', 'traspaso'] as const
+export const CREATE_STATUSES = ['disponible', 'reservada'] as const
+export const ALL_STATUSES = ['disponible', 'reservada', 'vendida', 'alquilada', 'traspasada'] as const
+export const ADDRESS_PRIVACY = ['public', 'approximate', 'hidden'] as const
+
+const strict = { additionalProperties: false }
+const m2 = (description: string) => T.Number({ minimum: 0, description })
+const count = () => T.Integer({ minimum: 0 })
+
+export const Operation = literalUnion(OPERATIONS, { description: 'Operation the property is offered for.' })
+export const PropertyTypeSchema = literalUnion(PROPERTY_TYPES, { title: 'PropertyType', description: 'Property type key.' })
+export const SubtypeKey = T.Union(SUBTYPE_KEYS.map((k) => T.Literal(k)), {
+  title: 'PropertySubtypeKey',
+  maxLength: 100,
+  description: 'Subtype key from the fixed table per type (docs/properties.md); it must belong to `type`. Responses show its Spanish label.',
+})
+
+export const PropertyPricing = T.Object(
+  {
+    sale: T.Optional(T.Number({ minimum: 0, description: 'Sale price (€); required when `venta` is listed.' })),
+    rent: T.Optional(T.Number({ minimum: 0, description: 'Monthly rent (€); required when `alquiler` is listed.' })),
+    transfer: T.Optional(T.Number({ minimum: 0, description: 'Transfer price (€); required when `traspaso` is listed.' })),
+  },
+  { ...strict, title: 'PropertyPricing', examples: [{ sale: 250000 }] },
+)
+
+export const Coordinates = T.Object(
+  { latitude: T.Number({ minimum: -90, maximum: 90 }), longitude: T.Number({ minimum: -180, maximum: 180 }) },
+  { ...strict, title: 'Coordinates' },
+)
+
+export const PropertyLocation = T.Object(
+  {
+    city: T.String({ minLength: 1, maxLength: 100 }),
+    province: T.Optional(T.String({ maxLength: 100 })),
+    country: T.Optional(T.String({ maxLength: 100, description: 'Default `España`.' })),
+    postal_code: T.Optional(T.String({ maxLength: 20 })),
+    address: T.Optional(T.String({ maxLength: 300, description: 'Street and number.' })),
+    full_address: T.Optional(T.String({ maxLength: 500, description: 'Full address shown when visibility is `public`.' })),
+    building_name: T.Optional(T.String({ maxLength: 200 })),
+    coordinates: T.Optional(Coordinates),
+    visibility: T.Optional(literalUnion(ADDRESS_PRIVACY, { description: 'Address privacy; default `approximate`.' })),
+  },
+  { ...strict, title: 'PropertyLocation', examples: [{ city: 'Valencia', address: 'Calle de Colón 12', postal_code: '46004', coordinates: { latitude: 39.4699, longitude: -0.3763 }, visibility: 'approximate' }] },
+)
+
+export const PropertyArea = T.Object(
+  { total: m2('Total size (m²) → `size_total`.'), usable: T.Optional(m2('→ `specs.usable_area`')), built: T.Optional(m2('→ `specs.size_built`')), plot: T.Optional(m2('→ `specs.plot_size`')) },
+  { ...strict, title: 'PropertyArea', examples: [{ total: 95, usable: 82 }] },
+)
+
+const Lang = T.Object({ title: T.Optional(T.String()), description: T.Optional(T.String()) }, strict)
+const rating = T.String({ pattern: '^[A-Ga-g]$', description: 'Rating A–G.' })
+
+/** api-spec §2.2 keys a client may send; `price_calc`, `address_privacy`, `building_name` are derived (contract §3.1). */
+export const PropertyCharacteristics = T.Object(
+  {
+    translations: T.Optional(T.Object({ ca: T.Optional(Lang), en: T.Optional(Lang), fr: T.Optional(Lang), de: T.Optional(Lang), pt: T.Optional(Lang), it: T.Optional(Lang) }, strict)),
+    usable_area: T.Optional(m2('m²')),
+    plot_size: T.Optional(m2('m²')),
+    size_built: T.Optional(m2('m²')),
+    porch_size: T.Optional(m2('m²')),
+    size_terraces: T.Optional(m2('m²')),
+    attic_size: T.Optional(m2('m²')),
+    storage_dimensions: T.Optional(T.Number()),
+    doble_bedrooms: T.Optional(count()),
+    suite_bathrooms: T.Optional(count()),
+    num_terraces: T.Optional(count()),
+    conservation: T.Optional(T.String()),
+    floor: T.Optional(T.String()),
+    house_floors: T.Optional(T.Integer({ minimum: 1 })),
+    elevator: T.Optional(T.Boolean()),
+    views: T.Optional(T.String()),
+    orientation: T.Optional(T.String()),
+    energy_certificate: T.Optional(rating),
+    emissions: T.Optional(rating),
+    energy_consumption_value: T.Optional(T.Number({ minimum: 1, maximum: 999 })),
+    emissions_value: T.Optional(T.Number({ minimum: 1, maximum: 999 })),
+    height: T.Optional(T.Number()),
+    facade_meters: T.Optional(T.Number()),
+    meters_showcase: T.Optional(T.Number()),
+    entrace_type: T.Optional(T.String()),
+    position: T.Optional(T.String()),
+    offices: T.Optional(count()),
+    meeting_rooms: T.Optional(count()),
+    camino: T.Optional(T.String()),
+    terrain_extension: T.Optional(T.String()),
+    topography: T.Optional(T.String()),
+    num_seats: T.Optional(count()),
+    dimensions: T.Optional(T.String()),
+    turistic_license: T.Optional(T.String()),
+    construction_year: T.Optional(T.Integer()),
+    exposure: T.Optional(T.String()),
+    style: T.Optional(T.String()),
+    num_viviendas: T.Optional(T.Integer()),
+    num_locales: T.Optional(T.Integer()),
+    num_ascensores: T.Optional(T.Integer()),
+    num_floors: T.Optional(T.Integer()),
+    num_parkings: T.Optional(count()),
+    luxury_property: T.Optional(T.Boolean()),
+    holiday_renting: T.Optional(T.Boolean()),
+    temporal_renting: T.Optional(T.Boolean()),
+    purchase_option_rental: T.Optional(T.Boolean()),
+    activities: T.Optional(T.Object({ predefined: T.Optional(T.Array(T.String())), custom: T.Optional(T.Array(T.String())) }, strict)),
+    num_entrances: T.Optional(
+      T.Object(
+        { total: T.Optional(count()), peaton_entrances: T.Optional(count()), moto_entrances: T.Optional(count()), van_entrances: T.Optional(count()), car_entrances: T.Optional(count()) },
+        strict,
+      ),
+    ),
+    floor_breakdown: T.Optional(T.Object({ base_floor: T.Optional(T.Integer()), first_floor: T.Optional(T.Integer()), second_floor: T.Optional(T.Integer()) }, strict)),
+  },
+  { ...strict, title: 'PropertyCharacteristics', examples: [{ elevator: true, energy_certificate: 'C', temporal_renting: false }] },
+)
+
+const FeatureValue = T.Union([T.String(), T.Boolean(), T.Number()])
+export const Feature = T.Object(
+  {
+    key: T.String({ minLength: 1, maxLength: 100 }),
+    label: T.String({ minLength: 1, maxLength: 200 }),
+    value: FeatureValue,
+    isextra: T.Optional(T.Boolean({ default: false })),
+  },
+  { ...strict, title: 'PropertyFeature', examples: [{ key: 'pool', label: 'Piscina', value: true, isextra: false }] },
+)
+
+const bodyFields = {
+  operations: T.Array(Operation, { minItems: 1, maxItems: 3, uniqueItems: true, description: '1–3 distinct operations; each needs its price in `pricing`.' }),
+  type: PropertyTypeSchema,
+  subtype: SubtypeKey,
+  title: T.String({ minLength: 1, maxLength: 300 }),
+  description: T.String({ maxLength: 50000, description: 'HTML; default empty.' }),
+  pricing: PropertyPricing,
+  location: PropertyLocation,
+  area: PropertyArea,
+  bedrooms: T.Integer({ minimum: 0, maximum: 1000 }),
+  bathrooms: T.Integer({ minimum: 0, maximum: 1000 }),
+  characteristics: PropertyCharacteristics,
+  features: T.Array(Feature, { maxItems: 200, description: 'At most 200; keys unique within the property.' }),
+  owner_id: T.Integer({ minimum: 1, description: 'A `propietario` contact of the same business.' }),
+  is_featured: T.Boolean(),
+}
+
+export const PropertyCreateRequest = T.Object(
+  {
+    operations: bodyFields.operations,
+    type: bodyFields.type,
+    subtype: T.Optional(bodyFields.subtype),
+    title: bodyFields.title,
+    description: T.Optional(bodyFields.description),
+    pricing: bodyFields.pricing,
+    location: bodyFields.location,
+    area: bodyFields.area,
+    bedrooms: T.Optional(bodyFields.bedrooms),
+    bathrooms: T.Optional(bodyFields.bathrooms),
+    characteristics: T.Optional(bodyFields.characteristics),
+    features: T.Optional(bodyFields.features),
+    owner_id: T.Optional(bodyFields.owner_id),
+    is_featured: T.Optional(bodyFields.is_featured),
+    status: T.Optional(literalUnion(CREATE_STATUSES, { description: 'Default `disponible`.' })),
+  },
+  {
+    ...strict,
+    title: 'PropertyCreateRequest',
+    examples: [{ operations: ['venta'], type: 'apartamento', subtype: 'atico', title: 'Ático con terraza', pricing: { sale: 250000 }, location: { city: 'Valencia', address: 'Calle de Colón 12', coordinates: { latitude: 39.4699, longitude: -0.3763 } }, area: { total: 95 }, bedrooms: 3, bathrooms: 2 }],
+  },
+)
+export type PropertyInput = Static<typeof PropertyCreateRequest> & { status?: (typeof ALL_STATUSES)[number] }
+
+/** The merged result of a PATCH is checked against this: creation rules plus the later statuses (contract §3.2). */
+export const PropertyMerged = T.Composite([T.Omit(PropertyCreateRequest, ['status']), T.Object({ status: T.Optional(literalUnion(ALL_STATUSES)) })], strict)
+
+const clearable = <S extends TSchema>(s: S) => T.Optional(Nullable(s))
+const partialOf = (o: Record<string, TSchema>, required: string[] = []) =>
+  T.Object(Object.fromEntries(Object.entries(o).map(([k, s]) => [k, required.includes(k) ? T.Optional(s) : clearable(s)])), strict)
+
+/** contract §3.2: every creation field optional; nested objects merge; `null` clears an optional field. */
+export const PropertyUpdateRequest = T.Object(
+  {
+    operations: T.Optional(bodyFields.operations),
+    type: T.Optional(bodyFields.type),
+    subtype: clearable(bodyFields.subtype),
+    title: T.Optional(bodyFields.title),
+    description: clearable(bodyFields.description),
+    pricing: T.Optional(partialOf(PropertyPricing.properties)),
+    location: T.Optional(partialOf(PropertyLocation.properties, ['city'])),
+    area: T.Optional(partialOf(PropertyArea.properties, ['total'])),
+    bedrooms: clearable(bodyFields.bedrooms),
+    bathrooms: clearable(bodyFields.bathrooms),
+    characteristics: T.Optional(partialOf(PropertyCharacteristics.properties)),
+    features: clearable(bodyFields.features),
+    owner_id: clearable(bodyFields.owner_id),
+    is_featured: T.Optional(bodyFields.is_featured),
+    status: T.Optional(literalUnion(ALL_STATUSES, { description: '`vendida`, `alquilada`, `traspasada` only by update.' })),
+  },
+  { ...strict, title: 'PropertyUpdateRequest', examples: [{ pricing: { rent: 1200 }, operations: ['venta', 'alquiler'] }, { subtype: null, status: 'vendida' }] },
+)
+export type PropertyUpdate = Static<typeof PropertyUpdateRequest>
+
+// ---- responses ----
+
+export const ImageObject = T.Object(
+  {
+    id: T.String(),
+    url: T.String({ description: 'Permanent public-copy URL under CDN_URL.' }),
+    order: T.Integer({ default: 1 }),
+    is_primary: T.Boolean({ default: false }),
+    title: T.String({ default: '' }),
+  },
+  { title: 'PropertyImage' },
+)
+export const VideoObject = T.Object(
+  {
+    id: T.String(),
+    title: T.Optional(T.String()),
+    order: T.Optional(T.Integer()),
+    url: T.Optional(T.String()),
+    hls_url: T.Optional(T.String()),
+    thumbnail_url: T.Optional(T.String()),
+    embed_url: T.Optional(T.String()),
+  },
+  { title: 'PropertyVideo' },
+)
+const FeatureOut = T.Object({ key: T.String(), label: T.String(), value: FeatureValue, isextra: T.Boolean() }, { title: 'PropertyFeatureOut' })
+
+export const Specs = T.Object(
+  {
+    ...Object.fromEntries(Object.entries(PropertyCharacteristics.properties)),
+    address_privacy: literalUnion(ADDRESS_PRIVACY),
+    building_name: T.Optional(T.String({ description: 'Only when address privacy is `public`.' })),
+    price_calc: T.Object({ price_alq: T.Optional(T.Number()), price_trasp: T.Optional(T.Number()) }),
+  },
+  { title: 'PropertySpecs', additionalProperties: true },
+)
+
+export const Property = T.Object(
+  {
+    id: T.Integer(),
+    operation: T.String({ description: 'Operations joined by `,` in the order venta,alquiler,traspaso.', examples: ['venta,alquiler'] }),
+    type: PropertyTypeSchema,
+    subtype: T.String({ description: 'Spanish label, or `Sin Especificar`.' }),
+    title: T.String(),
+    price: Nullable(T.Number({ description: 'Sale price (€); null when there is none.' })),
+    size_total: T.Number(),
+    bedrooms: T.Integer(),
+    bathrooms: T.Integer(),
+    postal_code: T.Optional(T.String({ description: 'Omitted when hidden.' })),
+    description: T.String(),
+    images: T.Array(ImageObject),
+    videos: T.Array(VideoObject),
+    specs: Specs,
+    features: T.Array(FeatureOut),
+    status: T.String(),
+    address: T.Optional(T.String({ description: 'Full (public), without number or building (approximate), omitted (hidden).' })),
+    city: T.String(),
+    province: T.Optional(T.String()),
+    country: T.String(),
+    lat: T.Optional(T.Number()),
+    lon: T.Optional(T.Number()),
+    is_featured: T.Boolean(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { title: 'Property' },
+)
+export type PropertyView = Static<typeof Property>
+
+export const PropertyResponse = T.Object({ status: T.Literal('ok'), data: Property, authenticated_as: T.String() }, { title: 'PropertyResponse' })
+
+const LatLngOut = T.Object({ lat: T.Number(), lng: T.Number() })
+export const AreaEcho = T.Union(
+  [
+    T.Object({ geometry: T.Object({ type: T.Literal('circle'), center: LatLngOut, radius: T.Number() }) }),
+    T.Object({ geometry: T.Object({ type: literalUnion(['polygon', 'rectangle'] as const), coordinates: T.Array(LatLngOut) }) }),
+    T.Object({ type: literalUnion(['point', 'marker'] as const), position: LatLngOut, radius: T.Number() }),
+  ],
+  { title: 'MapArea' },
+)
+
+export const PropertyListFilters = T.Object(
+  {
+    status: Nullable(T.String()),
+    operation: Nullable(T.String()),
+    rental_type: Nullable(literalUnion(['temporal', 'anual'] as const)),
+    type: Nullable(PropertyTypeSchema),
+    subtype: Nullable(T.String()),
+    city: Nullable(T.String()),
+    locations: Nullable(T.Array(AreaEcho)),
+    min_price: Nullable(T.Number()),
+    max_price: Nullable(T.Number()),
+    min_bedrooms: Nullable(T.Integer()),
+    is_featured: Nullable(T.Boolean()),
+    sort: Nullable(literalUnion(['price_asc', 'price_desc'] as const)),
+  },
+  { title: 'PropertyListFilters', description: 'The filters applied; null for filters not sent; `locations` holds only understood areas.' },
+)
+export type ListFilters = Static<typeof PropertyListFilters>
+
+export const PropertyListResponse = T.Object(
+  { status: T.Literal('ok'), data: T.Array(Property), count: T.Integer(), limit: T.Integer(), offset: T.Integer(), filters: PropertyListFilters, authenticated_as: T.String() },
+  { title: 'PropertyListResponse' },
+)
+
+/** Query of GET /properties (api-spec §4.3). Typed params coerce; invalid values are a 422 (contract §3.4). */
+export const PropertyListQuery = t.Object(
+  {
+    limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+    offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
+    status: t.Optional(t.String({ description: 'Exact commercial status; unknown values match nothing.' })),
+    operation: t.Optional(t.String({ description: 'Case-insensitive partial match; also selects the price of min_price/max_price/sort.' })),
+    rental_type: t.Optional(literalUnion(['temporal', 'anual'] as const)),
+    type: t.Optional(literalUnion(PROPERTY_TYPES)),
+    subtype: t.Optional(t.String({ description: 'Exact subtype key; unknown keys match nothing.' })),
+    city: t.Optional(t.String({ description: 'Case-insensitive exact match.' })),
+    locations: t.Optional(t.String({ description: 'URL-encoded JSON array of map areas (circle, polygon/rectangle, point/marker).' })),
+    min_price: t.Optional(t.Number({ minimum: 0 })),
+    max_price: t.Optional(t.Number({ minimum: 0 })),
+    min_bedrooms: t.Optional(t.Integer({ minimum: 0 })),
+    is_featured: t.Optional(t.Boolean()),
+    sort: t.Optional(literalUnion(['price_asc', 'price_desc'] as const)),
+  },
+  { additionalProperties: true },
+)

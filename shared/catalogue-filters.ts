@@ -1,0 +1,110 @@
+/**
+ * GET /properties query → what the catalogue query filters on, plus the `filters` echo
+ * (api-spec §4.3, contract §3.4/§8). Values were already type-checked by the route schema.
+ */
+import { parseLocations, toSqlArea, type Area, type SqlArea } from './geo'
+import { OPERATION_ORDER } from './property-view'
+
+export type PriceColumn = 'price_sale' | 'price_rent' | 'price_transfer'
+
+export interface CatalogueQuery {
+  businessId: number
+  limit: number
+  offset: number
+  status?: string
+  /** Operations the `operation` filter matched (maybe none → nothing matches); undefined = no filter. */
+  operations?: string[]
+  priceColumn: PriceColumn
+  rentalKind?: 'temporal' | 'anual'
+  type?: string
+  subtypeKey?: string
+  cityLc?: string
+  /** undefined or empty = no area filter. */
+  areas?: SqlArea[]
+  minPrice?: number
+  maxPrice?: number
+  minBedrooms?: number
+  isFeatured?: boolean
+  sort?: 'price_asc' | 'price_desc'
+}
+
+export interface ListParams {
+  limit?: number
+  offset?: number
+  status?: string
+  operation?: string
+  rental_type?: 'temporal' | 'anual'
+  type?: string
+  subtype?: string
+  city?: string
+  locations?: string
+  min_price?: number
+  max_price?: number
+  min_bedrooms?: number
+  is_featured?: boolean
+  sort?: 'price_asc' | 'price_desc'
+}
+
+export interface FiltersEcho {
+  status: string | null
+  operation: string | null
+  rental_type: 'temporal' | 'anual' | null
+  type: string | null
+  subtype: string | null
+  city: string | null
+  locations: Area[] | null
+  min_price: number | null
+  max_price: number | null
+  min_bedrooms: number | null
+  is_featured: boolean | null
+  sort: 'price_asc' | 'price_desc' | null
+}
+
+/** api-spec §4.3 rule 2: the price that `min_price`, `max_price` and `sort` read. */
+export function priceColumnFor(operation: string | undefined): PriceColumn {
+  const op = operation?.toLowerCase()
+  return op === 'alquiler' ? 'price_rent' : op === 'traspaso' ? 'price_transfer' : 'price_sale'
+}
+
+/** Case-insensitive partial match against each operation name (`alq` → alquiler, `a` → all three). */
+export function matchOperations(operation: string): string[] {
+  const needle = operation.toLowerCase()
+  return OPERATION_ORDER.filter((o) => o.includes(needle))
+}
+
+export function catalogueQueryOf(businessId: number, p: ListParams): { query: CatalogueQuery; filters: FiltersEcho } {
+  const areas = parseLocations(p.locations)
+  const query: CatalogueQuery = {
+    businessId,
+    limit: p.limit ?? 100,
+    offset: p.offset ?? 0,
+    status: p.status,
+    operations: p.operation === undefined ? undefined : matchOperations(p.operation),
+    priceColumn: priceColumnFor(p.operation),
+    rentalKind: p.rental_type,
+    type: p.type,
+    subtypeKey: p.subtype,
+    cityLc: p.city?.toLowerCase(),
+    areas: areas && areas.length ? areas.map(toSqlArea) : undefined,
+    minPrice: p.min_price,
+    maxPrice: p.max_price,
+    minBedrooms: p.min_bedrooms,
+    isFeatured: p.is_featured,
+    sort: p.sort,
+  }
+  const filters: FiltersEcho = {
+    status: p.status ?? null,
+    operation: p.operation ?? null,
+    rental_type: p.rental_type ?? null,
+    type: p.type ?? null,
+    subtype: p.subtype ?? null,
+    city: p.city ?? null,
+    locations: areas,
+    min_price: p.min_price ?? null,
+    max_price: p.max_price ?? null,
+    min_bedrooms: p.min_bedrooms ?? null,
+    is_featured: p.is_featured ?? null,
+    sort: p.sort ?? null,
+  }
+  return { query, filters }
+}

@@ -1,0 +1,95 @@
+/**
+ * The `locations` filter of GET /properties (api-spec §4.3 rules 3–5): a JSON array of map
+ * areas. Understood shapes become `Area`s, used both for the `filters` echo and for SQL;
+ * anything else is dropped silently, and a parameter that is not JSON (or not an array) is
+ * ignored as a whole (`null`).
+ */
+export const DEFAULT_POINT_RADIUS_M = 500
+
+export interface LatLng {
+  lat: number
+  lng: number
+}
+
+/** An understood area, echoed back in this canonical shape. */
+export type Area =
+  | { geometry: { type: 'circle'; center: LatLng; radius: number } }
+  | { geometry: { type: 'polygon' | 'rectangle'; coordinates: LatLng[] } }
+  | { type: 'point' | 'marker'; position: LatLng; radius: number }
+
+const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v)
+
+/** `{lat, lng}`, `{lat, lon}` or `[lat, lng]`; numeric strings are not coordinates. */
+export function parseLatLng(v: unknown): LatLng | null {
+  let lat: unknown
+  let lng: unknown
+  if (Array.isArray(v)) {
+    if (v.length < 2) return null
+    ;[lat, lng] = v
+  } else if (v && typeof v === 'object') {
+    const o = v as Record<string, unknown>
+    lat = o.lat
+    lng = o.lng ?? o.lon
+  } else return null
+  if (!isNum(lat) || !isNum(lng) || lat < -90 || lat > 90 || lng < -180 || lng > 180) return null
+  return { lat, lng }
+}
+
+const isRadius = (v: unknown): v is number => isNum(v) && v > 0
+
+export function parseArea(v: unknown): Area | null {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return null
+  const o = v as Record<string, unknown>
+  const g = o.geometry
+  if (g && typeof g === 'object' && !Array.isArray(g)) {
+    const geo = g as Record<string, unknown>
+    const type = typeof geo.type === 'string' ? geo.type.toLowerCase() : ''
+    if (type === 'circle') {
+      const center = parseLatLng(geo.center)
+      return center && isRadius(geo.radius) ? { geometry: { type: 'circle', center, radius: geo.radius } } : null
+    }
+    if (type === 'polygon' || type === 'rectangle') {
+      if (!Array.isArray(geo.coordinates)) return null
+      const coords = geo.coordinates.map(parseLatLng)
+      if (coords.some((c) => c === null)) return null
+      const distinct = new Set((coords as LatLng[]).map((c) => `${c.lat},${c.lng}`))
+      return distinct.size >= 3 ? { geometry: { type, coordinates: coords as LatLng[] } } : null
+    }
+    return null
+  }
+  const type = typeof o.type === 'string' ? o.type.toLowerCase() : ''
+  if (type === 'point' || type === 'marker') {
+    const position = parseLatLng(o.position)
+    if (!position) return null
+    if (o.radius !== undefined && o.radius !== null && !isRadius(o.radius)) return null
+    return { type, position, radius: (o.radius as number | undefined) ?? DEFAULT_POINT_RADIUS_M }
+  }
+  return null
+}
+
+/** `null` when the parameter is absent or not a JSON array; otherwise the understood areas (maybe none). */
+export function parseLocations(raw: string | undefined | null): Area[] | null {
+  if (raw === undefined || raw === null) return null
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(raw)
+  } catch {
+    return null
+  }
+  if (!Array.isArray(parsed)) return null
+  return parsed.map(parseArea).filter((a): a is Area => a !== null)
+}
+
+/** A circle as centre + radius in metres, or a polygon as closed WKT (lng lat order), for SQL. */
+export type SqlArea = { kind: 'circle'; lng: number; lat: number; radius: number } | { kind: 'polygon'; wkt: string }
+
+export function toSqlArea(a: Area): SqlArea {
+  if ('position' in a) return { kind: 'circle', lng: a.position.lng, lat: a.position.lat, radius: a.radius }
+  const g = a.geometry
+  if (g.type === 'circle') return { kind: 'circle', lng: g.center.lng, lat: g.center.lat, radius: g.radius }
+  const ring = [...g.coordinates]
+  const first = ring[0]
+  const last = ring[ring.length - 1]
+  if (first.lat !== last.lat || first.lng !== last.lng) ring.push(first)
+  return { kind: 'polygon', wkt: `SRID=4326;POLYGON((${ring.map((c) => `${c.lng} ${c.lat}`).join(',')}))` }
+}

@@ -1,0 +1,76 @@
+/**
+ * Subtype keys per property type with their Spanish display labels (contract §3.1). Filters and
+ * input use the key; responses use the label; no subtype → `Sin Especificar`. The table is the
+ * OpenAPI enum of `subtype` and is listed in docs/properties.md.
+ */
+export const PROPERTY_TYPES = ['apartamento', 'casa', 'local', 'nave', 'almacenaje', 'oficina', 'terreno', 'aparcamiento', 'edificio'] as const
+export type PropertyType = (typeof PROPERTY_TYPES)[number]
+
+export const SUBTYPES: Record<PropertyType, Record<string, string>> = {
+  apartamento: {
+    piso: 'Piso',
+    atico: 'Ático',
+    duplex: 'Dúplex',
+    estudio: 'Estudio',
+    loft: 'Loft',
+    planta_baja: 'Planta baja',
+    apartamento: 'Apartamento',
+  },
+  casa: {
+    chalet: 'Chalet',
+    casa_adosada: 'Casa adosada',
+    casa_pareada: 'Casa pareada',
+    villa: 'Villa',
+    casa_rustica: 'Casa rústica',
+    casa_de_pueblo: 'Casa de pueblo',
+    masia: 'Masía',
+    bungalow: 'Bungalow',
+  },
+  local: {
+    local_comercial: 'Local comercial',
+    bar_restaurante: 'Bar / restaurante',
+    tienda: 'Tienda',
+  },
+  nave: {
+    nave_industrial: 'Nave industrial',
+    nave_logistica: 'Nave logística',
+  },
+  almacenaje: {
+    trastero: 'Trastero',
+    almacen: 'Almacén',
+  },
+  oficina: {
+    oficina: 'Oficina',
+    despacho: 'Despacho',
+    coworking: 'Coworking',
+  },
+  terreno: {
+    urbano: 'Terreno urbano',
+    urbanizable: 'Terreno urbanizable',
+    rustico: 'Terreno rústico',
+  },
+  aparcamiento: {
+    plaza_coche: 'Plaza de coche',
+    plaza_moto: 'Plaza de moto',
+    garaje_cerrado: 'Garaje cerrado',
+  },
+  edificio: {
+    edificio_residencial: 'Edificio residencial',
+    edificio_oficinas: 'Edificio de oficinas',
+    hotel: 'Hotel',
+  },
+}
+
+export const NO_SUBTYPE_LABEL = 'Sin Especificar'
+
+/** Every subtype key of every type (the OpenAPI enum; a key may be valid for one type only). */
+export const SUBTYPE_KEYS: string[] = [...new Set(Object.values(SUBTYPES).flatMap((t) => Object.keys(t)))].sort()
+
+export function isSubtypeOf(type: PropertyType, key: string): boolean {
+  return Object.hasOwn(SUBTYPES[type], key)
+}
+
+export function subtypeLabel(type: string, key: string | null | undefined): string {
+  if (!key) return NO_SUBTYPE_LABEL
+  return SUBTYPES[type as PropertyType]?.[key] ?? NO_SUBTYPE_LABEL
+}

@@ -1,0 +1,44 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Value } from '@sinclair/typebox/value'
+import { PropertyListResponse, PropertyResponse } from '../../api/routes/properties.model'
+import { SUBTYPE_KEYS } from '../../shared/subtypes'
+import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
+import { createPublished } from '../helpers/properties'
+
+let ctx: TestContext
+let biz: SeededBusiness
+beforeAll(async () => {
+  ctx = await createTestContext()
+  biz = await seedBusiness(ctx)
+})
+afterAll(() => ctx.close())
+
+describe('OpenAPI document and response schemas', () => {
+  test('property operations with their operationIds, Idempotency-Key header and subtype enum', async () => {
+    const doc = (await call(ctx.app, 'GET', '/openapi.json')).body
+    const ops = {
+      'post /v1/properties': 'createProperty',
+      'get /v1/properties': 'listProperties',
+      'get /v1/properties/{property_id}': 'getProperty',
+      'patch /v1/properties/{property_id}': 'updateProperty',
+      'post /v1/properties/{property_id}/publish': 'publishProperty',
+      'post /v1/properties/{property_id}/unpublish': 'unpublishProperty',
+    }
+    for (const [key, operationId] of Object.entries(ops)) {
+      const [method, path] = key.split(' ')
+      expect(doc.paths[path]?.[method]?.operationId, key).toBe(operationId)
+    }
+    const create = doc.paths['/v1/properties'].post
+    expect(create.parameters).toContainEqual(expect.objectContaining({ in: 'header', name: 'idempotency-key' }))
+    const subtype = create.requestBody.content["application/json"].schema.properties.subtype
+    expect([...subtype.enum].sort()).toEqual([...SUBTYPE_KEYS].sort())
+  })
+
+  test('list and retrieve bodies match their declared schemas', async () => {
+    const id = await createPublished(ctx, biz.apiKey, { features: [{ key: 'pool', label: 'Piscina', value: true }], characteristics: { translations: { en: { title: 'Penthouse' } }, num_entrances: { total: 2 } } })
+    const list = await call(ctx.app, 'GET', `/v1/properties?locations=${encodeURIComponent('[{"type":"point","position":{"lat":1,"lng":2}}]')}`, { key: biz.apiKey })
+    expect([...Value.Errors(PropertyListResponse, list.body)].map((e) => `${e.path}: ${e.message}`)).toEqual([])
+    const one = await call(ctx.app, 'GET', `/v1/properties/${id}`, { key: biz.apiKey })
+    expect([...Value.Errors(PropertyResponse, one.body)].map((e) => `${e.path}: ${e.message}`)).toEqual([])
+  })
+})

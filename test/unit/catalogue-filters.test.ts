@@ -1,0 +1,42 @@
+import { describe, expect, test } from 'bun:test'
+import { catalogueQueryOf, matchOperations, priceColumnFor } from '../../shared/catalogue-filters'
+import { catalogueListSql } from '../../db/queries/catalogue'
+
+describe('GET /properties query → catalogue query (api-spec §4.3)', () => {
+  test('operation: partial, case-insensitive match per operation name', () => {
+    expect(matchOperations('ALQ')).toEqual(['alquiler'])
+    expect(matchOperations('a')).toEqual(['venta', 'alquiler', 'traspaso'])
+    expect(matchOperations('permuta')).toEqual([])
+  })
+
+  test('the price column follows the exact operation (rule 2)', () => {
+    expect(priceColumnFor('Alquiler')).toBe('price_rent')
+    expect(priceColumnFor('traspaso')).toBe('price_transfer')
+    expect(priceColumnFor('alq')).toBe('price_sale')
+    expect(priceColumnFor(undefined)).toBe('price_sale')
+  })
+
+  test('defaults, lower-cased city and the echo with nulls', () => {
+    const { query, filters } = catalogueQueryOf(3, { city: 'MADRID', is_featured: false })
+    expect(query).toMatchObject({ businessId: 3, limit: 100, offset: 0, cityLc: 'madrid', isFeatured: false, priceColumn: 'price_sale' })
+    expect(filters.city).toBe('MADRID')
+    expect(filters.is_featured).toBe(false)
+    expect(filters.sort).toBeNull()
+  })
+
+  test('user values are bound parameters; only the fixed operation names are inlined', () => {
+    const { query } = catalogueQueryOf(1, { operation: "venta'; drop table x; --", city: "x'); --", status: "' or 1=1" })
+    const { text, params } = catalogueListSql(query)
+    expect(text).not.toContain('drop table')
+    expect(text).not.toContain("or 1=1")
+    expect(text).toContain('false')
+    expect(params).toContain("' or 1=1")
+    const one = catalogueListSql(catalogueQueryOf(1, { operation: 'venta' }).query).text
+    expect(one).toContain("operations @> '{venta}'::text[]")
+  })
+
+  test('no filter counts from catalogue_counts; any filter counts the rows', () => {
+    expect(catalogueListSql(catalogueQueryOf(1, { sort: 'price_asc', offset: 10 }).query).text).toContain('catalogue_counts')
+    expect(catalogueListSql(catalogueQueryOf(1, { operation: 'venta' }).query).text).not.toContain('catalogue_counts')
+  })
+})
