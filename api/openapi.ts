@@ -17,11 +17,17 @@ Every response carries \`Cache-Control: no-store\` and \`X-Request-Id\`. Clients
 
 type Json = Record<string, any>
 
+const COMMON_HEADERS = {
+  'X-Request-Id': { description: 'Request id (echoes a valid caller-supplied X-Request-Id); also in error bodies and logs.', schema: { type: 'string' } },
+  'Cache-Control': { description: 'Always `no-store`.', schema: { type: 'string', const: 'no-store' } },
+}
+const REPLAYED_HEADER = { description: '`true` when this is the stored answer to an earlier request with the same Idempotency-Key (api-spec §8).', schema: { type: 'string', const: 'true' } }
+
 export function buildOpenApiDocument(app: AnyElysia, version = '1.0.0'): Json {
   const generated = toOpenAPISchema(app, { paths: [/^\/docs/, '/openapi.json', /^\/cdn\//, /^\/storage\//] }) as Json
   const doc: Json = {
     openapi: '3.1.0',
-    info: { title: 'Property and Lead Management API', version, description: DESCRIPTION, license: { name: 'Proprietary' } },
+    info: { title: 'Property and Lead Management API', version, description: DESCRIPTION, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
     servers: [{ url: '/', description: 'This host; operation paths include the /v1 version segment.' }],
     tags: [
       { name: 'Key', description: 'The authenticated API key' },
@@ -57,8 +63,11 @@ export function buildOpenApiDocument(app: AnyElysia, version = '1.0.0'): Json {
         const json = op.requestBody.content['application/json']
         op.requestBody.content = json ? { 'application/json': json } : op.requestBody.content
       }
-      for (const response of Object.values<Json>(op.responses)) {
+      const idempotent = (op.parameters ?? []).some((p: Json) => p.in === 'header' && p.name?.toLowerCase() === 'idempotency-key')
+      for (const [status, response] of Object.entries<Json>(op.responses)) {
         if (response.description?.startsWith('Response for status')) response.description = describeStatus(response.description)
+        response.headers = { ...COMMON_HEADERS, ...response.headers }
+        if (idempotent && status.startsWith('2')) response.headers['Idempotent-Replayed'] = REPLAYED_HEADER
       }
       void method
     }
@@ -83,6 +92,9 @@ function collapseCoercions(node: any): any {
   if (!node || typeof node !== 'object') return node
   const out: Json = {}
   for (const [k, v] of Object.entries(node)) out[k] = collapseCoercions(v)
+  // Union(enum, Null) is emitted as `type: [string, null]` with an enum lacking null, which
+  // would make null invalid for generated clients.
+  if (Array.isArray(out.type) && out.type.includes('null') && Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null]
   if (Array.isArray(out.anyOf) && out.anyOf.length === 2) {
     const coerced = out.anyOf.find((b: Json) => b.type === 'string' && ['integer', 'numeric', 'boolean', 'number'].includes(b.format))
     const real = out.anyOf.find((b: Json) => b !== coerced)
