@@ -3,6 +3,9 @@
  * latency histogram by route and status, kept in process; queue figures are read from Redis at
  * scrape time so every replica reports the same queue depth.
  */
+import { queueFigures } from '../shared/queue-stats'
+import type { Queues } from '../shared/queues'
+
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
 interface Series {
@@ -44,4 +47,22 @@ export class Metrics {
 
 export function escape(v: string): string {
   return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')
+}
+
+/**
+ * Queue depth per state, finished-job totals per outcome, and whether the queue is paused; one
+ * Redis round trip per figure, so a scrape costs the same whatever the queue length.
+ */
+export async function renderQueueMetrics(queues: Queues): Promise<string> {
+  const figures = await queueFigures(queues)
+  const depth = ['# HELP queue_jobs Jobs per queue and state.', '# TYPE queue_jobs gauge']
+  const outcomes = ['# HELP queue_jobs_processed_total Jobs finished per queue and outcome (each failed attempt counts once).', '# TYPE queue_jobs_processed_total counter']
+  const paused = ['# HELP queue_paused 1 when the queue is paused.', '# TYPE queue_paused gauge']
+  for (const f of figures) {
+    const q = escape(f.queue)
+    for (const [state, n] of Object.entries(f.counts)) depth.push(`queue_jobs{queue="${q}",state="${state}"} ${n}`)
+    for (const [outcome, n] of Object.entries(f.processed)) outcomes.push(`queue_jobs_processed_total{queue="${q}",outcome="${outcome}"} ${n}`)
+    paused.push(`queue_paused{queue="${q}"} ${f.paused ? 1 : 0}`)
+  }
+  return [...depth, ...outcomes, ...paused].join('\n') + '\n'
 }

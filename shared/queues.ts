@@ -24,6 +24,9 @@ export class Queues {
   readonly byName: Map<QueueName, Queue>
   constructor(readonly connection: IORedis, readonly prefix: string) {
     this.byName = new Map(QUEUE_NAMES.map((name) => [name, new Queue(name, { connection, prefix })]))
+    // Connection errors reach callers as rejected calls (and /readyz); without a listener BullMQ
+    // prints each one as a stack trace on stderr, once per queue, for as long as Redis is down.
+    for (const queue of this.byName.values()) queue.on('error', () => {})
   }
 
   get(name: QueueName): Queue {

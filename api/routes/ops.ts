@@ -1,8 +1,7 @@
 /** Operator endpoints (contract §6): liveness, readiness, Prometheus metrics. No API key. */
 import { Elysia } from 'elysia'
-import { QUEUE_NAMES } from '../../shared/queue-names'
 import type { AppDeps } from '../deps'
-import { escape } from '../metrics'
+import { renderQueueMetrics } from '../metrics'
 
 const READY_TIMEOUT_MS = 1500
 
@@ -26,7 +25,7 @@ export function opsRoutes(deps: AppDeps) {
       '/metrics',
       async ({ set }) => {
         set.headers['content-type'] = 'text/plain; version=0.0.4; charset=utf-8'
-        return deps.metrics.renderRequests() + (await queueMetrics(deps).catch(() => '# queue metrics unavailable: Redis unreachable\n'))
+        return deps.metrics.renderRequests() + (await renderQueueMetrics(deps.queues).catch(() => '# queue metrics unavailable: Redis unreachable\n'))
       },
       { detail: { operationId: 'metrics', tags: ['Operations'], summary: 'Prometheus metrics: requests, latency, queue depth and job outcomes', security: [] } },
     )
@@ -42,20 +41,4 @@ async function check(probe: () => Promise<unknown>): Promise<'ok' | 'unreachable
   } finally {
     clearTimeout(timer)
   }
-}
-
-/** Queue depth and job outcomes, read from Redis so every replica reports the same figures. */
-export async function queueMetrics(deps: Pick<AppDeps, 'queues'>): Promise<string> {
-  const depth = ['# HELP queue_jobs Jobs per queue and state.', '# TYPE queue_jobs gauge']
-  const outcomes = ['# HELP queue_jobs_processed_total Jobs finished per queue and outcome (BullMQ metrics).', '# TYPE queue_jobs_processed_total counter']
-  for (const name of QUEUE_NAMES) {
-    const q = deps.queues.get(name)
-    const counts = await q.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed', 'prioritized')
-    for (const [state, n] of Object.entries(counts)) depth.push(`queue_jobs{queue="${escape(name)}",state="${state}"} ${n}`)
-    for (const outcome of ['completed', 'failed'] as const) {
-      const m = await q.getMetrics(outcome, 0, 0)
-      outcomes.push(`queue_jobs_processed_total{queue="${escape(name)}",outcome="${outcome}"} ${m.meta.count}`)
-    }
-  }
-  return [...depth, ...outcomes].join('\n') + '\n'
 }
