@@ -52,8 +52,11 @@ export const errorResponses = {
   503: problem('PostgreSQL or Redis is temporarily unreachable; retry later.'),
 }
 
-/** A path id: an integer ≥ 1 (contract §6: anything else is a 422). */
-export const idParam = (name: string) => t.Object({ [name]: t.Integer({ minimum: 1, description: 'Numeric id, ≥ 1.' }) })
+/** Ids are PostgreSQL `integer`s: larger numbers can name no row and would fail in SQL. */
+export const MAX_ID = 2_147_483_647
+
+/** A path id: an integer from 1 to MAX_ID (contract §6: anything else is a 422). */
+export const idParam = (name: string) => t.Object({ [name]: t.Integer({ minimum: 1, maximum: MAX_ID, description: 'Numeric id, 1–2147483647.' }) })
 
 export const CreatedResponse = T.Object(
   { status: T.Literal('ok'), id: T.Integer({ minimum: 1 }) },

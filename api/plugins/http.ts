@@ -12,11 +12,20 @@ import type { AuthContext } from '../key-store'
 /** api-spec/contract §6: larger JSON bodies are refused with 413. */
 export const MAX_JSON_BODY_BYTES = 1024 * 1024
 
+/**
+ * Deeper JSON is refused before validation: validating (and describing the errors of) very deep
+ * values costs time quadratic in the depth, so a 40 KB body of nested brackets would hold a core
+ * for seconds. Real bodies nest under 10 levels.
+ */
+export const MAX_JSON_DEPTH = 64
+
 export interface RequestMeta {
   id: string
   start: number
   auth?: AuthContext
   status?: number
+  /** The JSON body holds a NUL character somewhere (PostgreSQL text cannot store it). */
+  bodyHasNul?: boolean
 }
 
 const metaByRequest = new WeakMap<Request, RequestMeta>()
@@ -64,15 +73,27 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys'>) {
       set.headers['cache-control'] = 'no-store'
       const path = pathOf(request.url)
       if (!path.startsWith('/v1/')) return
-      checkJsonBody(request)
+      if (checkJsonBody(request)) await inspectJsonBody(request, meta)
       // Authentication is route-independent, so it runs first: a bad key is a 401 whatever
       // else is wrong with the request. Scopes are checked per route (plugins/auth.ts).
       meta.auth = await deps.keys.authenticate(request.headers)
     })
-    .onError({ as: 'global' }, ({ request, error, code }) => {
+    // After authentication, scope and schema validation, so 401, 403 and the schema's 422 keep
+    // their precedence; before any handler reaches the database.
+    .onBeforeHandle({ as: 'global' }, ({ request, query, body }) => {
+      const meta = metaByRequest.get(request)
+      if (!meta || !pathOf(request.url).startsWith('/v1/')) return
+      const errors: FieldError[] = []
+      if (request.url.includes('%00')) {
+        for (const [name, value] of Object.entries(query ?? {})) if (containsNul(value)) errors.push(nulError(['query', name]))
+      }
+      if (meta.bodyHasNul) findNul(body, ['body'], errors)
+      if (errors.length) throw new AppError('validation', errors.length === 1 ? `${errors[0].loc.join('.')}: ${errors[0].msg}` : `${errors.length} invalid fields: ${errors.map((e) => e.loc.join('.')).join(', ')}`, { errors })
+    })
+    .onError({ as: 'global' }, ({ request, error, code, params, query }) => {
       const meta = metaByRequest.get(request) ?? { id: randomUUID(), start: performance.now() }
       metaByRequest.set(request, meta)
-      const { status, body, headers } = toProblem(error, code, request, meta.id, deps)
+      const { status, body, headers } = toProblem(error, code, request, meta.id, deps, { path: params, query })
       meta.status = status
       return problemResponse(status, body, meta.id, headers)
     })
@@ -102,30 +123,92 @@ function pathOf(url: string): string {
   return q === -1 ? url.slice(start) : url.slice(start, q)
 }
 
-function checkJsonBody(request: Request): void {
-  if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'DELETE' || request.method === 'OPTIONS') return
+const JSON_TYPE_RE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
+
+/**
+ * Reads a copy of the JSON body before Elysia parses it: enforces the 1 MiB limit on the bytes
+ * actually sent (a chunked request has no Content-Length to check up front), and refuses invalid
+ * UTF-8 and bodies nested deeper than MAX_JSON_DEPTH with a 422 naming the body. Malformed JSON
+ * is left to Elysia's parser (422 too). A copy costs one read of a body of at most 1 MiB; the
+ * hot ingest bodies are about 1 KB.
+ */
+async function inspectJsonBody(request: Request, meta: RequestMeta): Promise<void> {
+  const bytes = await request.clone().arrayBuffer()
+  if (bytes.byteLength > MAX_JSON_BODY_BYTES) throw new AppError('payload_too_large', `Request body is larger than ${MAX_JSON_BODY_BYTES} bytes`)
+  const invalid = (msg: string, type: string) => new AppError('validation', msg, { errors: [{ loc: ['body'], msg, type }] })
+  let text: string
+  try {
+    text = UTF8.decode(bytes)
+  } catch {
+    throw invalid('Request body is not valid UTF-8', 'json_invalid')
+  }
+  if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) throw invalid(`JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`, 'json_too_deep')
+  if (text.includes('\\u0000')) meta.bodyHasNul = true
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
+
+/** Bracket depth outside strings, stopping as soon as it passes `max` (one pass, no allocation). */
+export function jsonDepthExceeds(text: string, max: number): boolean {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 92) i++ // backslash: skip the escaped character
+      else if (c === 34) inString = false
+    } else if (c === 34) inString = true
+    else if (c === 91 || c === 123) {
+      if (++depth > max) return true
+    } else if (c === 93 || c === 125) depth--
+  }
+  return false
+}
+
+const containsNul = (v: unknown): boolean => (typeof v === 'string' ? v.includes('\u0000') : Array.isArray(v) ? v.some(containsNul) : false)
+const nulError = (loc: (string | number)[]): FieldError => ({ loc, msg: 'Must not contain the NUL character (U+0000)', type: 'invalid' })
+
+function findNul(value: unknown, at: (string | number)[], out: FieldError[]): void {
+  if (out.length >= 20) return
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) out.push(nulError(at))
+  } else if (Array.isArray(value)) value.forEach((v, i) => findNul(v, [...at, i], out))
+  else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (k.includes('\u0000')) out.push(nulError(at))
+      findNul(v, [...at, k], out)
+    }
+  }
+}
+
+/** Checks size and type of a body from its headers; true when there is a JSON body to inspect. */
+function checkJsonBody(request: Request): boolean {
+  if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'DELETE' || request.method === 'OPTIONS') return false
   const length = request.headers.get('content-length')
   if (length !== null && Number(length) > MAX_JSON_BODY_BYTES) {
     throw new AppError('payload_too_large', `Request body is larger than ${MAX_JSON_BODY_BYTES} bytes`)
   }
   const hasBody = length !== null ? Number(length) > 0 : request.headers.has('transfer-encoding') || request.body !== null
-  if (!hasBody) return
+  if (!hasBody) return false
   const type = request.headers.get('content-type')
-  if (type === null || !/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
+  if (type === null || !JSON_TYPE_RE.test(type)) {
     throw new AppError('validation', 'Content-Type must be application/json', {
       errors: [{ loc: ['header', 'content-type'], msg: 'Content-Type must be application/json', type: 'content_type' }],
     })
   }
+  return true
 }
 
-function toProblem(error: unknown, code: string | number, request: Request, requestId: string, deps: Pick<AppDeps, 'logger'>): { status: number; body: unknown; headers?: Record<string, string> } {
+type RawInputs = { path?: Record<string, unknown>; query?: Record<string, unknown> }
+
+function toProblem(error: unknown, code: string | number, request: Request, requestId: string, deps: Pick<AppDeps, 'logger'>, raw: RawInputs = {}): { status: number; body: unknown; headers?: Record<string, string> } {
   if (error instanceof AppError) {
     const extra: Record<string, unknown> = { ...error.extra }
     if (error.errors) extra.errors = error.errors
     return { status: error.status, body: problemBody(error.code, error.detail, requestId, extra) }
   }
   if (error instanceof ValidationError) {
-    const errors = validationErrors(error)
+    const errors = validationErrors(error, raw)
     const detail = errors.length === 1 ? `${errors[0].loc.join('.')}: ${errors[0].msg}` : `${errors.length} invalid fields: ${errors.map((e) => e.loc.join('.')).join(', ')}`
     return { status: 422, body: problemBody('validation', detail, requestId, { errors }) }
   }
@@ -143,10 +226,31 @@ function toProblem(error: unknown, code: string | number, request: Request, requ
   return { status: 500, body: problemBody('internal', 'Unexpected server error', requestId) }
 }
 
+function locateRawValue(value: unknown, raw: RawInputs): (string | number)[] | undefined {
+  for (const [where, values] of [['path', raw.path], ['query', raw.query]] as const) {
+    for (const [name, v] of Object.entries(values ?? {})) if (v === value || String(v) === String(value) || (typeof value === 'number' && Number(v) === value)) return [where, name]
+  }
+  return undefined
+}
+
+function firstMessage(error: ValidationError): string | undefined {
+  try {
+    return (error.all as { message: string }[])?.[0]?.message
+  } catch {
+    return undefined
+  }
+}
+
 const LOCATION: Record<string, string> = { body: 'body', query: 'query', params: 'path', headers: 'header', cookie: 'cookie' }
 
 /** TypeBox errors → contract §6 `errors[]`, one per field, with readable messages. */
-export function validationErrors(error: ValidationError): FieldError[] {
+export function validationErrors(error: ValidationError, raw: RawInputs = {}): FieldError[] {
+  // Elysia's string→number step of path and query numbers reports a violation as type
+  // "property" without the parameter's name; the raw value tells which parameter it was.
+  if (error.type === 'property') {
+    const loc = locateRawValue(error.value, raw)
+    if (loc) return [{ loc, msg: describe({ message: error.message, schema: (error.validator as { schema?: Record<string, unknown> })?.schema ?? {}, value: error.value, first: firstMessage(error) }), type: 'invalid' }]
+  }
   const where = LOCATION[error.type] ?? error.type
   const seen = new Set<string>()
   const out: FieldError[] = []
@@ -167,7 +271,8 @@ export function validationErrors(error: ValidationError): FieldError[] {
   return out
 }
 
-function describe(e: { message: string; schema: Record<string, unknown>; value: unknown }): string {
+function describe(e: { message: string; schema: Record<string, unknown>; value: unknown; first?: string }): string {
+  if (e.first) return e.first
   if (e.message === 'Unexpected property') return 'Unknown field'
   if (e.value === undefined && /Expected required property/.test(e.message)) return 'Field required'
   const branches = e.schema.anyOf as Record<string, unknown>[] | undefined

@@ -5,7 +5,7 @@
  */
 import { Type as T, type Static, type TSchema } from '@sinclair/typebox'
 import { t } from 'elysia'
-import { Nullable, Timestamp, literalUnion } from '../schemas'
+import { MAX_ID, Nullable, Timestamp, literalUnion } from '../schemas'
 import { PROPERTY_TYPES, SUBTYPE_KEYS } from '../../shared/subtypes'
 
 export const OPERATIONS = ['venta', 'alquiler', 'traspaso'] as const
@@ -147,7 +147,7 @@ const bodyFields = {
   bathrooms: T.Integer({ minimum: 0, maximum: 1000 }),
   characteristics: PropertyCharacteristics,
   features: T.Array(Feature, { maxItems: 200, description: 'At most 200; keys unique within the property.' }),
-  owner_id: T.Integer({ minimum: 1, description: 'A `propietario` contact of the same business.' }),
+  owner_id: T.Integer({ minimum: 1, maximum: MAX_ID, description: 'A `propietario` contact of the same business.' }),
   is_featured: T.Boolean(),
 }
 
@@ -315,7 +315,7 @@ export const PropertyListResponse = T.Object(
 export const PropertyListQuery = t.Object(
   {
     limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, default: 100 })),
-    offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
+    offset: t.Optional(t.Integer({ minimum: 0, maximum: MAX_ID, default: 0 })),
     status: t.Optional(t.String({ description: 'Exact commercial status; unknown values match nothing.' })),
     operation: t.Optional(t.String({ description: 'Case-insensitive partial match; also selects the price of min_price/max_price/sort.' })),
     rental_type: t.Optional(literalUnion(['temporal', 'anual'] as const)),
@@ -325,7 +325,7 @@ export const PropertyListQuery = t.Object(
     locations: t.Optional(t.String({ description: 'URL-encoded JSON array of map areas (circle, polygon/rectangle, point/marker).' })),
     min_price: t.Optional(t.Number({ minimum: 0 })),
     max_price: t.Optional(t.Number({ minimum: 0 })),
-    min_bedrooms: t.Optional(t.Integer({ minimum: 0 })),
+    min_bedrooms: t.Optional(t.Integer({ minimum: 0, maximum: MAX_ID })),
     is_featured: t.Optional(t.Boolean()),
     sort: t.Optional(literalUnion(['price_asc', 'price_desc'] as const)),
   },

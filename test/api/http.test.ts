@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Type as T } from '@sinclair/typebox'
+import { Elysia } from 'elysia'
 import { authPlugin } from '../../api/plugins/auth'
 import { call, createTestContext, eventually, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 
@@ -10,8 +11,10 @@ let biz: SeededBusiness
 beforeAll(async () => {
   ctx = await createTestContext()
   biz = await seedBusiness(ctx, { scopes: ['leads:read'] })
+  // A fresh instance: routes added to the shared authPlugin would appear in every app built
+  // later in the same test process (and in its OpenAPI document).
   ;(ctx.app as any).use(
-    authPlugin.post('/v1/__echo', ({ body }) => body, {
+    new Elysia().use(authPlugin).post('/v1/__echo', ({ body }) => body, {
       scope: 'leads:read',
       body: T.Object({ name: T.String({ minLength: 1 }), nested: T.Optional(T.Object({ n: T.Integer() }, { additionalProperties: false })) }, { additionalProperties: false }),
     }).post('/v1/__write', () => ({ ok: true }), { scope: 'leads:write' }),

@@ -216,10 +216,12 @@ function arbitraryOfType(doc: Json, s: Record<string, any>, type: string, option
     case 'boolean':
       return fc.boolean()
     case 'integer': {
-      const min = s.minimum ?? (s.exclusiveMinimum !== undefined ? s.exclusiveMinimum + 1 : -INT32_MAX)
-      const max = s.maximum ?? (s.exclusiveMaximum !== undefined ? s.exclusiveMaximum - 1 : Math.max(min, INT32_MAX))
-      // Bounds are where mistakes live: the limits themselves weigh as much as the inside.
-      return fc.oneof(fc.constantFrom(min, max), fc.integer({ min, max }))
+      const min = s.minimum ?? (s.exclusiveMinimum !== undefined ? s.exclusiveMinimum + 1 : Number.MIN_SAFE_INTEGER)
+      const max = s.maximum ?? (s.exclusiveMaximum !== undefined ? s.exclusiveMaximum - 1 : Number.MAX_SAFE_INTEGER)
+      // Bounds are where mistakes live: the limits themselves, and the edges of the storage
+      // types (int4, int8, doubles) when the schema allows them, weigh as much as the inside.
+      const edges = [min, max, min + 1, max - 1, 0, INT32_MAX, INT32_MAX + 1, -INT32_MAX - 2, 2 ** 53 - 1].filter((n) => n >= min && n <= max)
+      return fc.oneof(fc.constantFrom(...edges), fc.integer({ min: Math.max(min, -INT32_MAX), max: Math.min(max, INT32_MAX) }), fc.integer({ min, max }))
     }
     case 'number': {
       const min = s.minimum ?? s.exclusiveMinimum ?? -1e9
