@@ -8,6 +8,7 @@ import { buildOpenApiDocument, docsPage } from './openapi'
 import { httpPlugin } from './plugins/http'
 import { meRoutes } from './routes/me'
 import { opsRoutes } from './routes/ops'
+import { leadRoutes } from './routes/leads'
 import { propertyRoutes } from './routes/properties'
 
 export function createApp(deps: AppDeps) {
@@ -18,6 +19,7 @@ export function createApp(deps: AppDeps) {
     .use(opsRoutes(deps))
     .use(meRoutes)
     .use(propertyRoutes(deps))
+    .use(leadRoutes(deps))
     .get('/openapi.json', ({ set }) => {
       set.headers['content-type'] = 'application/json'
       // Built on first request, once every route is registered.

@@ -33,6 +33,8 @@ export interface Config {
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent'
   shutdownTimeoutMs: number
   dbPoolSize: number
+  /** Rental-ingest micro-batching in the API (api/ingest-batcher.ts, docs/leads.md). */
+  ingestBatch: { maxItems: number; maxWaitMs: number; enqueueTimeoutMs: number }
 }
 
 export class ConfigError extends Error {
@@ -117,6 +119,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel,
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 1000, 600_000),
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1, 500),
+    ingestBatch: {
+      maxItems: int(env, 'INGEST_BATCH_MAX', 100, 1, 1000),
+      maxWaitMs: int(env, 'INGEST_BATCH_WAIT_MS', 2, 0, 1000),
+      enqueueTimeoutMs: int(env, 'INGEST_ENQUEUE_TIMEOUT_MS', 1500, 50, 30_000),
+    },
   }
 }
 
