@@ -43,6 +43,7 @@ export class IngestBatcher {
   private pending: Waiter[] = []
   private timer: ReturnType<typeof setTimeout> | undefined
   private readonly inFlight = new Set<Promise<void>>()
+  private closing = false
   /** Counters for /metrics and the bench. */
   readonly stats = { batches: 0, leads: 0, fallbacks: 0, fallbackLeads: 0 }
 
@@ -52,7 +53,8 @@ export class IngestBatcher {
   submit(lead: IngestLead): Promise<IngestOutcome> {
     return new Promise<IngestOutcome>((resolve, reject) => {
       this.pending.push({ lead, resolve, reject })
-      if (this.pending.length >= this.options.maxItems) this.flush()
+      // While closing nothing waits for a timer: the shutdown must not be held up.
+      if (this.closing || this.pending.length >= this.options.maxItems) this.flush()
       else this.timer ??= setTimeout(() => this.flush(), this.options.maxWaitMs)
     })
   }
@@ -70,8 +72,14 @@ export class IngestBatcher {
     this.inFlight.add(done)
   }
 
+  /** Leads gathering for the next batch. */
+  get waiting(): number {
+    return this.pending.length
+  }
+
   /** Flushes and waits until every batch is in Redis or PostgreSQL (graceful shutdown). */
   async close(): Promise<void> {
+    this.closing = true
     this.flush()
     while (this.inFlight.size) await Promise.all(this.inFlight)
   }

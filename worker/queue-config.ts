@@ -6,9 +6,11 @@ import type { QueueName } from '../shared/queue-names'
  * process; operators add processes per queue with WORKER_QUEUES to scale further.
  */
 export const QUEUE_WORKER_OPTIONS: Record<QueueName, Partial<WorkerOptions>> = {
-  // Each job is tiny and the processor inserts many leads per statement; high concurrency keeps
-  // the multi-row batches full under ad-campaign bursts.
-  'lead-ingest': { concurrency: 64 },
+  // Each job is one API micro-batch (up to INGEST_BATCH_MAX leads) inserted by ONE statement, so
+  // throughput comes from batch size, not from many jobs in flight. 8 overlaps BullMQ's Redis
+  // round-trips (fetch, complete) with PostgreSQL inserts; more would only queue on the shared
+  // DB pool and contend on the phone index without adding throughput on a few cores.
+  'lead-ingest': { concurrency: 8 },
   // Mostly storage HEAD/GET calls: I/O bound.
   'upload-complete': { concurrency: 8 },
   // CPU bound (sharp); sharp uses its own thread pool, so more jobs than cores only adds memory.
