@@ -1,0 +1,3 @@
+DROP INDEX "outreach_attempts_delivery_idx";--> statement-breakpoint
+CREATE UNIQUE INDEX "outreach_attempts_delivery_attempt_uq" ON "outreach_attempts" USING btree ("delivery_id","attempt");--> statement-breakpoint
+CREATE INDEX "outreach_deliveries_pending_idx" ON "outreach_deliveries" USING btree ("created_at") WHERE "outreach_deliveries"."state" = 'pending';
