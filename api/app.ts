@@ -9,6 +9,7 @@ import { httpPlugin } from './plugins/http'
 import { meRoutes } from './routes/me'
 import { opsRoutes } from './routes/ops'
 import { propertyRoutes } from './routes/properties'
+import { inquiryRoutes } from './routes/inquiries'
 
 export function createApp(deps: AppDeps) {
   let openapi: string | undefined
@@ -18,6 +19,7 @@ export function createApp(deps: AppDeps) {
     .use(opsRoutes(deps))
     .use(meRoutes)
     .use(propertyRoutes(deps))
+    .use(inquiryRoutes(deps))
     .get('/openapi.json', ({ set }) => {
       set.headers['content-type'] = 'application/json'
       // Built on first request, once every route is registered.

@@ -12,6 +12,10 @@ export const leadInquiries = pgTable(
     businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
     contactId: integer('contact_id').notNull().references(() => contacts.id, { onDelete: 'cascade' }),
     propertyId: integer('property_id').references(() => properties.id, { onDelete: 'set null' }),
+    /** The person as they wrote in; the contact itself is not modified when it already existed. */
+    contactName: text('contact_name').notNull(),
+    contactEmail: text('contact_email'),
+    contactPhone: text('contact_phone'),
     message: text('message').notNull(),
     source: text('source'),
     sourcePage: text('source_page'),
