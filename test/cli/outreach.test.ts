@@ -85,7 +85,7 @@ describe('bun run cli outreach', () => {
     const b = await seedBusiness(ctx)
     const db = ctx.deps.database.db
     const [contact] = await db.execute<{ id: number }>(sql`insert into contacts (business_id, name, phone) values (${b.id}, 'Ana', '+34600000001') returning id`)
-    const [inquiry] = await db.execute<{ id: number }>(sql`insert into lead_inquiries (business_id, contact_id, message) values (${b.id}, ${contact.id}, 'hola') returning id`)
+    const [inquiry] = await db.execute<{ id: number }>(sql`insert into lead_inquiries (business_id, contact_id, contact_name, message) values (${b.id}, ${contact.id}, 'Ana', 'hola') returning id`)
     await insertOutreachDelivery(db, { id: 'dlv_cli_old', businessId: b.id, inquiryId: inquiry.id, payload: {}, createdAt: new Date(Date.now() - 60_000) })
     await insertOutreachDelivery(db, { id: 'dlv_cli_new', businessId: b.id, inquiryId: inquiry.id, payload: {}, createdAt: new Date() })
     await recordOutreachAttempt(db, 'dlv_cli_old', { statusCode: 500, latencyMs: 12, error: null }, { state: 'pending', nextAttemptAt: new Date() })
