@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
+import { Value } from '@sinclair/typebox/value'
+import { LeadInquiryResponse } from '../../api/routes/inquiries.model'
 import { disableOutreachEndpoint } from '../../db/queries/outreach'
 import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { configureEndpoint, deliveriesOf, inquiryBody } from '../helpers/outreach'
@@ -237,5 +239,26 @@ describe('POST /v1/leads/inquiries: refusals', () => {
   test('malformed JSON and a non-JSON content type are 422', async () => {
     expect((await post(biz.apiKey, '{"contact":')).status).toBe(422)
     expect((await call(ctx.app, 'POST', '/v1/leads/inquiries', { key: biz.apiKey, body: 'x=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status).toBe(422)
+  })
+})
+
+describe('POST /v1/leads/inquiries: OpenAPI', () => {
+  test('declared with its operationId, scope, Idempotency-Key header, request and response schemas', async () => {
+    const doc = (await call(ctx.app, 'GET', '/openapi.json')).body
+    const op = doc.paths['/v1/leads/inquiries'].post
+    expect(op.operationId).toBe('createLeadInquiry')
+    expect(op['x-required-scope']).toBe('leads:ingest')
+    expect(op.parameters).toContainEqual(expect.objectContaining({ in: 'header', name: 'idempotency-key' }))
+    const req = op.requestBody.content['application/json'].schema
+    expect(req.required).toEqual(['contact', 'message'])
+    expect(req.additionalProperties).toBe(false)
+    expect(op.responses['200'].content['application/json'].schema.properties.outreach.enum).toEqual(['queued', 'skipped', 'not_configured'])
+    expect(Object.keys(op.responses['422'].content)).toEqual(['application/problem+json'])
+  })
+
+  test('answers match the declared response schema', async () => {
+    const b = await seedBusiness(ctx)
+    const res = await post(b.apiKey, inquiryBody())
+    expect([...Value.Errors(LeadInquiryResponse, res.body)].map((e) => `${e.path}: ${e.message}`)).toEqual([])
   })
 })
