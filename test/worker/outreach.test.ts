@@ -21,7 +21,7 @@ interface Received {
   at: number
 }
 
-const TIMEOUT_MS = 1500
+const TIMEOUT_MS = 3000
 let ctx: TestContext
 let workers: RunningWorkers
 let receiver: ReturnType<typeof Bun.serve>
