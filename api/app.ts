@@ -10,6 +10,7 @@ import { meRoutes } from './routes/me'
 import { opsRoutes } from './routes/ops'
 import { leadRoutes } from './routes/leads'
 import { propertyRoutes } from './routes/properties'
+import { inquiryRoutes } from './routes/inquiries'
 
 export function createApp(deps: AppDeps) {
   let openapi: string | undefined
@@ -20,6 +21,7 @@ export function createApp(deps: AppDeps) {
     .use(meRoutes)
     .use(propertyRoutes(deps))
     .use(leadRoutes(deps))
+    .use(inquiryRoutes(deps))
     .get('/openapi.json', ({ set }) => {
       set.headers['content-type'] = 'application/json'
       // Built on first request, once every route is registered.
