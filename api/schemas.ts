@@ -53,6 +53,17 @@ export const errorResponses = {
 }
 
 /** A path id: an integer ≥ 1 (contract §6: anything else is a 422). */
+/**
+ * Path ids as numbers before validation: Elysia's own string→number step reports a bound
+ * violation (`0`) without the parameter's name, and contract §6 wants `loc: ["path","<name>_id"]`.
+ * Use as the route's `transform`.
+ */
+export function pathIdsToNumbers({ params }: { params: Record<string, unknown> }) {
+  for (const [name, v] of Object.entries(params)) {
+    if (name.endsWith('_id') && typeof v === 'string' && /^-?\d{1,15}$/.test(v)) params[name] = Number(v)
+  }
+}
+
 export const idParam = (name: string) => t.Object({ [name]: t.Integer({ minimum: 1, description: 'Numeric id, ≥ 1.' }) })
 
 export const CreatedResponse = T.Object(

@@ -6,7 +6,7 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
 import { authPlugin } from '../plugins/auth'
-import { CreatedResponse, IdempotencyKeyHeader, idParam } from '../schemas'
+import { CreatedResponse, IdempotencyKeyHeader, idParam, pathIdsToNumbers } from '../schemas'
 import { idempotent } from '../idempotency'
 import { findContact, insertContact, listContacts, updateContact, type WriteResult } from '../../db/queries/contacts'
 import { AppError, fieldError, notFound } from '../../shared/errors'
@@ -22,15 +22,6 @@ import {
 
 const LeadNotFound = () => notFound('Lead')
 const NUMERIC_QUERY = ['limit', 'offset'] as const
-
-/**
- * The path id as a number before validation: Elysia's own string→number step reports a bound
- * violation (`0`) without the parameter's name, and contract §6 wants `loc: ["path","lead_id"]`.
- */
-function leadIdToNumber({ params }: { params: Record<string, unknown> }) {
-  const v = params.lead_id
-  if (typeof v === 'string' && /^-?\d{1,15}$/.test(v)) params.lead_id = Number(v)
-}
 
 /** contract §4, §6: 409 `Duplicate contact` naming the contact that holds the phone or email. */
 function created(result: WriteResult): number {
@@ -114,7 +105,7 @@ export const leadRoutes = (deps: AppDeps) => {
       },
       {
         scope: 'leads:read',
-        transform: leadIdToNumber,
+        transform: pathIdsToNumbers,
         params: idParam('lead_id'),
         response: { 200: LeadDetailResponse },
         detail: { operationId: 'getLead', summary: 'Retrieve a contact', description: '404 `Lead not found` for a missing or foreign id alike.' },
@@ -129,7 +120,7 @@ export const leadRoutes = (deps: AppDeps) => {
       },
       {
         scope: 'leads:write',
-        transform: leadIdToNumber,
+        transform: pathIdsToNumbers,
         params: idParam('lead_id'),
         body: LeadUpdateRequest,
         response: { 200: CreatedResponse },
