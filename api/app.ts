@@ -8,7 +8,9 @@ import { buildOpenApiDocument, docsPage } from './openapi'
 import { httpPlugin } from './plugins/http'
 import { meRoutes } from './routes/me'
 import { opsRoutes } from './routes/ops'
+import { leadRoutes } from './routes/leads'
 import { propertyRoutes } from './routes/properties'
+import { inquiryRoutes } from './routes/inquiries'
 
 export function createApp(deps: AppDeps) {
   let openapi: string | undefined
@@ -18,6 +20,8 @@ export function createApp(deps: AppDeps) {
     .use(opsRoutes(deps))
     .use(meRoutes)
     .use(propertyRoutes(deps))
+    .use(leadRoutes(deps))
+    .use(inquiryRoutes(deps))
     .get('/openapi.json', ({ set }) => {
       set.headers['content-type'] = 'application/json'
       // Built on first request, once every route is registered.

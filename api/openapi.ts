@@ -53,6 +53,13 @@ export function buildOpenApiDocument(app: AnyElysia, version = '1.0.0'): Json {
         continue
       }
       op.responses ??= {}
+      // A route documents its own specific problems (e.g. the ingest's 500) with
+      // `detail['x-problem-responses']`: {status: {description, example}}.
+      const specific = op['x-problem-responses'] as Record<string, { description: string; example: unknown }> | undefined
+      delete op['x-problem-responses']
+      for (const [status, r] of Object.entries(specific ?? {})) {
+        op.responses[status] = { description: r.description, content: { 'application/problem+json': { example: r.example } } }
+      }
       for (const [status, response] of Object.entries(errorResponses)) {
         op.responses[status] ??= JSON.parse(JSON.stringify(response))
         const content = op.responses[status].content?.['application/problem+json']

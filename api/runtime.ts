@@ -3,11 +3,13 @@
  * missing service is one clear line (contract §7), and tears them down in order.
  */
 import { createDatabase } from '../db/client'
+import { insertIngestLeads } from '../db/queries/contacts'
 import type { Config } from '../shared/config'
 import { createLogger, type Logger } from '../shared/logger'
 import { Queues, redisConnection } from '../shared/queues'
 import { describeConnectionError } from '../shared/service-errors'
 import type { AppDeps } from './deps'
+import { IngestBatcher } from './ingest-batcher'
 import { KeyStore } from './key-store'
 import { Metrics } from './metrics'
 
@@ -34,7 +36,14 @@ export async function createApiDeps(config: Config, logger: Logger = createLogge
   }
   const keys = new KeyStore(database.db)
   keys.start()
-  return { config, database, redis, queues: new Queues(redis, config.queuePrefix), keys, logger, metrics: new Metrics() }
+  const queues = new Queues(redis, config.queuePrefix)
+  const ingest = new IngestBatcher({
+    ...config.ingestBatch,
+    enqueue: (leads) => queues.enqueue('lead-ingest', { leads }),
+    store: (leads) => insertIngestLeads(database.sql, leads),
+    logger,
+  })
+  return { config, database, redis, queues, keys, logger, metrics: new Metrics(), ingest }
 }
 
 async function waitForRedis(redis: AppDeps['redis']): Promise<void> {
@@ -52,6 +61,8 @@ async function waitForRedis(redis: AppDeps['redis']): Promise<void> {
 
 export async function closeApiDeps(deps: AppDeps): Promise<void> {
   await deps.keys.stop()
+  // Leads still gathering go to Redis (or PostgreSQL) before the connection closes.
+  await deps.ingest.close()
   await deps.queues.close().catch(() => {})
   deps.redis.disconnect()
   await deps.database.close(5)

@@ -55,6 +55,17 @@ export const errorResponses = {
 /** Ids are PostgreSQL `integer`s: larger numbers can name no row and would fail in SQL. */
 export const MAX_ID = 2_147_483_647
 
+/**
+ * Path ids as numbers before validation: Elysia's own string→number step reports a bound
+ * violation (`0`) without the parameter's name, and contract §6 wants `loc: ["path","<name>_id"]`.
+ * Use as the route's `transform`.
+ */
+export function pathIdsToNumbers({ params }: { params: Record<string, unknown> }) {
+  for (const [name, v] of Object.entries(params)) {
+    if (name.endsWith('_id') && typeof v === 'string' && /^-?\d{1,15}$/.test(v)) params[name] = Number(v)
+  }
+}
+
 /** A path id: an integer from 1 to MAX_ID (contract §6: anything else is a 422). */
 export const idParam = (name: string) => t.Object({ [name]: t.Integer({ minimum: 1, maximum: MAX_ID, description: 'Numeric id, 1–2147483647.' }) })
 

@@ -33,6 +33,13 @@ export interface Config {
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent'
   shutdownTimeoutMs: number
   dbPoolSize: number
+  /** Rental-ingest micro-batching in the API (api/ingest-batcher.ts, docs/leads.md). */
+  ingestBatch: { maxItems: number; maxWaitMs: number; enqueueTimeoutMs: number }
+  /** Outreach webhook request timeout; a slower endpoint counts as a failed attempt. */
+  outreachTimeoutMs: number
+  /** Outreach retry backoff: base·2^(n-1) capped at max (docs/outreach.md has the schedule). */
+  outreachBackoffBaseMs: number
+  outreachBackoffMaxMs: number
 }
 
 export class ConfigError extends Error {
@@ -117,6 +124,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel,
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 1000, 600_000),
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1, 500),
+    ingestBatch: {
+      maxItems: int(env, 'INGEST_BATCH_MAX', 100, 1, 1000),
+      maxWaitMs: int(env, 'INGEST_BATCH_WAIT_MS', 2, 0, 1000),
+      enqueueTimeoutMs: int(env, 'INGEST_ENQUEUE_TIMEOUT_MS', 1500, 50, 30_000),
+    },
+    outreachTimeoutMs: int(env, 'OUTREACH_TIMEOUT_MS', 10_000, 100, 120_000),
+    outreachBackoffBaseMs: int(env, 'OUTREACH_BACKOFF_BASE_MS', 30_000, 1, 24 * 3600_000),
+    outreachBackoffMaxMs: int(env, 'OUTREACH_BACKOFF_MAX_MS', 6 * 3600_000, 1, 7 * 24 * 3600_000),
   }
 }
 

@@ -7,19 +7,28 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import type { JobsOptions } from 'bullmq'
 import type { QueueName } from './queue-names'
 
-export const LeadIngestPayload = Type.Object({
+/** One accepted rental lead, ready to insert (shared/ingest.ts builds it; every column is explicit). */
+export const IngestLead = Type.Object({
   businessId: Type.Integer({ minimum: 1 }),
-  /** The normalised lead, ready to insert (shared/ingest.ts builds it). */
-  lead: Type.Object({
-    name: Type.String(),
-    phone: Type.String(),
-    source: Type.Union([Type.String(), Type.Null()]),
-    budgetMax: Type.Union([Type.Number(), Type.Null()]),
-    minBedrooms: Type.Union([Type.Integer(), Type.Null()]),
-    searchLocation: Type.Union([Type.Unknown(), Type.Null()]),
-    notes: Type.String(),
-  }),
+  /** When the API accepted it: becomes created_at/updated_at, so order reflects acceptance, not insertion. */
   receivedAt: Type.String(),
+  name: Type.String(),
+  phone: Type.String(),
+  source: Type.Union([Type.String(), Type.Null()]),
+  type: Type.Literal('demandante'),
+  operation: Type.Literal('alquiler'),
+  propertyTypes: Type.Array(Type.String()),
+  rating: Type.Integer(),
+  urgency: Type.Literal('alta-urgencia'),
+  budgetMax: Type.Union([Type.Number(), Type.Null()]),
+  minBedrooms: Type.Union([Type.Integer(), Type.Null()]),
+  searchLocation: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  notes: Type.String(),
+})
+
+/** One job per micro-batch of the API (api/ingest-batcher.ts), leads of any businesses. */
+export const LeadIngestPayload = Type.Object({
+  leads: Type.Array(IngestLead, { minItems: 1, maxItems: 1000 }),
 })
 
 export const UploadCompletePayload = Type.Object({ uploadId: Type.String() })

@@ -4,7 +4,8 @@
  */
 import { Queue } from 'bullmq'
 import IORedis, { type RedisOptions } from 'ioredis'
-import { Value } from '@sinclair/typebox/value'
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import type { TSchema } from '@sinclair/typebox'
 import { QUEUE_NAMES, type QueueName } from './queue-names'
 import { JOBS, type JobKind, type JobPayload } from './jobs'
 
@@ -19,6 +20,10 @@ export function redisConnection(url: string, role: 'producer' | 'worker', extra:
     ...extra,
   })
 }
+
+/** Payload checkers compiled once per job kind: the ingest enqueues batches on its hot path. */
+const checkers = new Map<JobKind, TypeCheck<TSchema>>()
+const checkerOf = (kind: JobKind) => checkers.get(kind) ?? checkers.set(kind, TypeCompiler.Compile(JOBS[kind].payload as TSchema)).get(kind)!
 
 export class Queues {
   readonly byName: Map<QueueName, Queue>
@@ -35,7 +40,7 @@ export class Queues {
 
   async enqueue<K extends JobKind>(kind: K, payload: JobPayload<K>, options: { delay?: number } = {}) {
     const def = JOBS[kind]
-    if (!Value.Check(def.payload, payload)) throw new Error(`invalid ${kind} payload`)
+    if (!checkerOf(kind).Check(payload)) throw new Error(`invalid ${kind} payload`)
     return this.get(def.queue).add(def.name, payload, { ...def.options, jobId: def.jobId(payload as never), ...options })
   }
 

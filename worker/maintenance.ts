@@ -1,9 +1,11 @@
 /**
  * Periodic housekeeping run by every worker process (safe when several run it at once):
- * expired idempotency keys (api-spec §8: 24 h window).
+ * expired idempotency keys (api-spec §8: 24 h window); outreach deliveries left pending without
+ * a job when the API's enqueue failed (docs/outreach.md).
  */
 import { deleteExpiredIdempotencyKeys } from '../db/queries/idempotency'
 import type { WorkerDeps } from './deps'
+import { sweepOutreachDeliveries } from './processors/outreach'
 
 const INTERVAL_MS = 10 * 60 * 1000
 
@@ -11,6 +13,7 @@ export type MaintenanceTask = (deps: WorkerDeps) => Promise<unknown>
 
 export const MAINTENANCE_TASKS: Record<string, MaintenanceTask> = {
   'idempotency-keys': (deps) => deleteExpiredIdempotencyKeys(deps.database.db),
+  'outreach-sweep': (deps) => sweepOutreachDeliveries(deps),
 }
 
 export function startMaintenance(deps: WorkerDeps): { stop(): void; runOnce(): Promise<void> } {

@@ -1,4 +1,6 @@
 import type { WorkerOptions } from 'bullmq'
+import type { Config } from '../shared/config'
+import { outreachBackoffMs } from '../shared/outreach'
 import type { QueueName } from '../shared/queue-names'
 
 /**
@@ -6,16 +8,36 @@ import type { QueueName } from '../shared/queue-names'
  * process; operators add processes per queue with WORKER_QUEUES to scale further.
  */
 export const QUEUE_WORKER_OPTIONS: Record<QueueName, Partial<WorkerOptions>> = {
-  // Each job is tiny and the processor inserts many leads per statement; high concurrency keeps
-  // the multi-row batches full under ad-campaign bursts.
-  'lead-ingest': { concurrency: 64 },
+  // Each job is one API micro-batch (up to INGEST_BATCH_MAX leads) inserted by ONE statement, so
+  // throughput comes from batch size, not from many jobs in flight. 8 overlaps BullMQ's Redis
+  // round-trips (fetch, complete) with PostgreSQL inserts; more would only queue on the shared
+  // DB pool and contend on the phone index without adding throughput on a few cores.
+  'lead-ingest': { concurrency: 8 },
   // Mostly storage HEAD/GET calls: I/O bound.
   'upload-complete': { concurrency: 8 },
   // CPU bound (sharp); sharp uses its own thread pool, so more jobs than cores only adds memory.
   'image-watermark': { concurrency: 2 },
   // Short SQL rebuilds.
   'catalogue-reindex': { concurrency: 8 },
-  // Waits on remote endpoints that may hang until the request timeout: many in flight, so one
-  // slow endpoint never blocks the others.
+  // I/O bound: a job mostly waits on a remote endpoint, which may hang until
+  // OUTREACH_TIMEOUT_MS. With 50 in flight per process a hanging endpoint occupies one slot per
+  // delivery it is sent, each for at most one timeout (the retry then waits in the delayed set
+  // holding no slot), so other businesses' deliveries keep flowing; only a burst of 50 deliveries
+  // to hanging endpoints at the same moment could delay others, by at most one timeout. The cost
+  // of a slot is a socket and a few KB, so more processes (WORKER_QUEUES=outreach) scale it out.
   outreach: { concurrency: 50 },
+}
+
+/**
+ * The options a queue's Worker is built with: the table above plus what depends on config.
+ * `outreach` registers the custom backoff its jobs name (`backoff: {type: 'outreach'}` in
+ * shared/jobs.ts): base·2^(n−1) capped (OUTREACH_BACKOFF_BASE_MS, OUTREACH_BACKOFF_MAX_MS).
+ */
+export function workerOptionsFor(name: QueueName, config: Config): Partial<WorkerOptions> {
+  const options = QUEUE_WORKER_OPTIONS[name]
+  if (name !== 'outreach') return options
+  return {
+    ...options,
+    settings: { backoffStrategy: (attemptsMade: number) => outreachBackoffMs(attemptsMade, config.outreachBackoffBaseMs, config.outreachBackoffMaxMs) },
+  }
 }

@@ -13,7 +13,7 @@ import { Queues, redisConnection } from '../shared/queues'
 import { describeConnectionError } from '../shared/service-errors'
 import type { WorkerDeps } from './deps'
 import { PROCESSORS } from './processors'
-import { QUEUE_WORKER_OPTIONS } from './queue-config'
+import { workerOptionsFor } from './queue-config'
 import { startMaintenance } from './maintenance'
 
 export interface RunningWorkers {
@@ -80,7 +80,7 @@ function createWorker(name: QueueName, deps: WorkerDeps, connection: IORedis): W
     autorun: true,
     // Job outcome counts kept in Redis for /metrics and `cli queues`, shared by all replicas.
     metrics: { maxDataPoints: 60 * 24 * 7 },
-    ...QUEUE_WORKER_OPTIONS[name],
+    ...workerOptionsFor(name, deps.config),
   })
   const log = deps.logger.child({ queue: name })
   worker.on('failed', (job, error) => log.warn('job failed', { job_id: job?.id, attempts: job?.attemptsMade, error: error.message }))

@@ -7,7 +7,7 @@ import { Elysia, ValidationError } from 'elysia'
 import { Value } from '@sinclair/typebox/value'
 import type { AppDeps } from '../deps'
 import { authPlugin } from '../plugins/auth'
-import { CreatedResponse, IdempotencyKeyHeader, idParam } from '../schemas'
+import { CreatedResponse, IdempotencyKeyHeader, idParam, pathIdsToNumbers } from '../schemas'
 import { idempotent } from '../idempotency'
 import type { Db } from '../../db/client'
 import { findProperty, insertProperty, isOwnerContact, setPublished, updatePropertyColumns } from '../../db/queries/properties'
@@ -104,6 +104,7 @@ export const propertyRoutes = (deps: AppDeps) => {
       {
         scope: 'properties:read',
         params: idParam('property_id'),
+        transform: pathIdsToNumbers,
         response: { 200: PropertyResponse },
         detail: { operationId: 'getProperty', summary: 'Retrieve a published property', description: '404 `Property not found` for a missing, draft, unpublished or foreign id alike.' },
       },
@@ -127,6 +128,7 @@ export const propertyRoutes = (deps: AppDeps) => {
       {
         scope: 'properties:write',
         params: idParam('property_id'),
+        transform: pathIdsToNumbers,
         body: PropertyUpdateRequest,
         response: { 200: CreatedResponse },
         detail: {
@@ -150,6 +152,7 @@ export const propertyRoutes = (deps: AppDeps) => {
       {
         scope: 'properties:write',
         params: idParam('property_id'),
+        transform: pathIdsToNumbers,
         response: { 200: CreatedResponse },
         detail: { operationId: 'publishProperty', summary: 'Publish a property', description: 'Makes it visible in the public catalogue. Idempotent. No body.' },
       },
@@ -168,6 +171,7 @@ export const propertyRoutes = (deps: AppDeps) => {
       {
         scope: 'properties:write',
         params: idParam('property_id'),
+        transform: pathIdsToNumbers,
         response: { 200: CreatedResponse },
         detail: { operationId: 'unpublishProperty', summary: 'Unpublish a property', description: 'Removes it from the public catalogue; it stays as a private draft. Idempotent. No body.' },
       },

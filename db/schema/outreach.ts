@@ -1,4 +1,5 @@
-import { index, integer, jsonb, pgTable, serial, smallint, text, timestamp, boolean } from 'drizzle-orm/pg-core'
+import { sql } from 'drizzle-orm'
+import { boolean, index, integer, jsonb, pgTable, serial, smallint, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import { businesses } from './businesses'
 import { contacts } from './contacts'
 import { properties } from './properties'
@@ -11,6 +12,10 @@ export const leadInquiries = pgTable(
     businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
     contactId: integer('contact_id').notNull().references(() => contacts.id, { onDelete: 'cascade' }),
     propertyId: integer('property_id').references(() => properties.id, { onDelete: 'set null' }),
+    /** The person as they wrote in; the contact itself is not modified when it already existed. */
+    contactName: text('contact_name').notNull(),
+    contactEmail: text('contact_email'),
+    contactPhone: text('contact_phone'),
     message: text('message').notNull(),
     source: text('source'),
     sourcePage: text('source_page'),
@@ -37,7 +42,8 @@ export const outreachDeliveries = pgTable(
     businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
     inquiryId: integer('inquiry_id').notNull().references(() => leadInquiries.id, { onDelete: 'cascade' }),
     payload: jsonb('payload').notNull(),
-    state: text('state', { enum: ['pending', 'delivered', 'failed'] }).notNull().default('pending'),
+    /** pending → delivered (2xx) | failed (retries exhausted) | skipped (endpoint disabled or removed meanwhile). */
+    state: text('state', { enum: ['pending', 'delivered', 'failed', 'skipped'] }).notNull().default('pending'),
     attempts: integer('attempts').notNull().default(0),
     lastStatusCode: smallint('last_status_code'),
     lastError: text('last_error'),
@@ -45,7 +51,11 @@ export const outreachDeliveries = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     deliveredAt: timestamp('delivered_at', { withTimezone: true, mode: 'date' }),
   },
-  (t) => [index('outreach_deliveries_business_idx').on(t.businessId, t.createdAt)],
+  (t) => [
+    index('outreach_deliveries_business_idx').on(t.businessId, t.createdAt),
+    // The sweep that re-enqueues pending deliveries whose job was lost reads only these rows.
+    index('outreach_deliveries_pending_idx').on(t.createdAt).where(sql`${t.state} = 'pending'`),
+  ],
 )
 
 export const outreachAttempts = pgTable(
@@ -59,5 +69,6 @@ export const outreachAttempts = pgTable(
     error: text('error'),
     attemptedAt: timestamp('attempted_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
-  (t) => [index('outreach_attempts_delivery_idx').on(t.deliveryId, t.attempt)],
+  // Attempt numbers come from an atomic increment of outreach_deliveries.attempts, so they are unique.
+  (t) => [uniqueIndex('outreach_attempts_delivery_attempt_uq').on(t.deliveryId, t.attempt)],
 )

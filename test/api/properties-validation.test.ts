@@ -160,7 +160,9 @@ describe('PATCH /properties/{id} (contract §3.2)', () => {
 
   test('missing ids and bad ids', async () => {
     expect((await patch(999999999, { title: 'x' })).status).toBe(404)
-    expect((await patch(0, { title: 'x' })).status).toBe(422)
-    expect((await call(ctx.app, 'GET', '/v1/properties/abc', { key: biz.apiKey })).status).toBe(422)
+    for (const res of [await patch(0, { title: 'x' }), await call(ctx.app, 'GET', '/v1/properties/abc', { key: biz.apiKey }), await call(ctx.app, 'GET', '/v1/properties/-3', { key: biz.apiKey })]) {
+      expect(res.status, res.text).toBe(422)
+      expect(res.body.errors[0].loc, res.text).toEqual(['path', 'property_id'])
+    }
   })
 })

@@ -1,0 +1,123 @@
+/**
+ * The rental-ingest micro-batcher (architecture.md "Ingest path"). Accepted leads wait at most
+ * `maxWaitMs` (or until `maxItems` are gathered) and then go to Redis as ONE `lead-ingest` job;
+ * every waiting request is answered once Redis acknowledged the job, so a 200 means the lead is
+ * durably queued. When Redis refuses or does not answer within `enqueueTimeoutMs`, the batch is
+ * inserted into PostgreSQL here with the same statement the worker uses: an accepted lead is
+ * never lost. A late Redis success after a timeout only makes the worker's insert a no-op
+ * (`ON CONFLICT DO NOTHING` on the phone).
+ *
+ * The batch lives in this process for a few milliseconds only; nothing another replica must see
+ * is kept here (architecture.md "Processes"). `close()` flushes it before Redis is closed.
+ */
+import type { IngestLead } from '../shared/ingest'
+import type { Logger } from '../shared/logger'
+
+export type IngestOutcome = 'queued' | 'stored'
+
+export interface IngestBatcherOptions {
+  /** Puts one batch into Redis (one job); resolves once Redis acknowledged it. */
+  enqueue(leads: IngestLead[]): Promise<unknown>
+  /** The fallback: inserts the batch into PostgreSQL (db/queries/contacts.ts insertIngestLeads). */
+  store(leads: IngestLead[]): Promise<unknown>
+  logger: Logger
+  /** A batch is sent as soon as it holds this many leads. */
+  maxItems: number
+  /** …or this long after its first lead arrived. */
+  maxWaitMs: number
+  /** Past this, Redis counts as not answering and the batch is stored directly. */
+  enqueueTimeoutMs: number
+}
+
+interface Waiter {
+  lead: IngestLead
+  resolve(outcome: IngestOutcome): void
+  reject(error: unknown): void
+}
+
+class EnqueueTimeout extends Error {
+  override name = 'EnqueueTimeout'
+}
+
+export class IngestBatcher {
+  private pending: Waiter[] = []
+  private timer: ReturnType<typeof setTimeout> | undefined
+  private readonly inFlight = new Set<Promise<void>>()
+  private closing = false
+  /** Counters for /metrics and the bench. */
+  readonly stats = { batches: 0, leads: 0, fallbacks: 0, fallbackLeads: 0 }
+
+  constructor(private readonly options: IngestBatcherOptions) {}
+
+  /** Resolves when the lead is durably queued (`queued`) or inserted by the fallback (`stored`). */
+  submit(lead: IngestLead): Promise<IngestOutcome> {
+    return new Promise<IngestOutcome>((resolve, reject) => {
+      this.pending.push({ lead, resolve, reject })
+      // While closing nothing waits for a timer: the shutdown must not be held up.
+      if (this.closing || this.pending.length >= this.options.maxItems) this.flush()
+      else this.timer ??= setTimeout(() => this.flush(), this.options.maxWaitMs)
+    })
+  }
+
+  /** Sends what is pending now (no wait). */
+  flush(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer)
+      this.timer = undefined
+    }
+    if (this.pending.length === 0) return
+    const batch = this.pending
+    this.pending = []
+    const done = this.send(batch).finally(() => this.inFlight.delete(done))
+    this.inFlight.add(done)
+  }
+
+  /** Leads gathering for the next batch. */
+  get waiting(): number {
+    return this.pending.length
+  }
+
+  /** Flushes and waits until every batch is in Redis or PostgreSQL (graceful shutdown). */
+  async close(): Promise<void> {
+    this.closing = true
+    this.flush()
+    while (this.inFlight.size) await Promise.all(this.inFlight)
+  }
+
+  private async send(batch: Waiter[]): Promise<void> {
+    const leads = batch.map((w) => w.lead)
+    this.stats.batches++
+    this.stats.leads += leads.length
+    try {
+      await this.enqueueWithin(leads)
+      for (const w of batch) w.resolve('queued')
+      return
+    } catch (error) {
+      this.stats.fallbacks++
+      this.stats.fallbackLeads += leads.length
+      this.options.logger.warn('lead-ingest queue unavailable; storing the batch directly', {
+        leads: leads.length,
+        error: error instanceof Error ? error.message : String(error),
+      })
+    }
+    try {
+      await this.options.store(leads)
+      for (const w of batch) w.resolve('stored')
+    } catch (error) {
+      // Neither Redis nor PostgreSQL took it: the requests fail (503/500), nothing was accepted.
+      this.options.logger.error('lead-ingest fallback insert failed', { leads: leads.length, error: error instanceof Error ? error.message : String(error) })
+      for (const w of batch) w.reject(error)
+    }
+  }
+
+  private enqueueWithin(leads: IngestLead[]): Promise<unknown> {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const attempt = this.options.enqueue(leads)
+    // A late answer after the timeout is harmless (see the file comment); never unhandled.
+    attempt.catch(() => {})
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new EnqueueTimeout(`Redis did not acknowledge within ${this.options.enqueueTimeoutMs} ms`)), this.options.enqueueTimeoutMs)
+    })
+    return Promise.race([attempt, timeout]).finally(() => clearTimeout(timer))
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * TypeBox models of the lead endpoints (api-spec §2.4, §4.7–4.11; contract §4, §4.1, §8). The
+ * same schemas validate requests and write the OpenAPI document. Lead bodies refuse unknown
+ * fields (a typo must not silently drop data); response integers are plain `Integer`.
+ */
+import { Type as T, type Static, type TSchema } from '@sinclair/typebox'
+import { t } from 'elysia'
+import { Nullable, Timestamp, literalUnion } from '../schemas'
+import { LEAD_OPERATIONS, LEAD_TYPES, LEAD_URGENCIES } from '../../shared/lead-view'
+import { PROPERTY_TYPES } from '../../shared/subtypes'
+import { INVALID_PHONE_MESSAGE } from '../../shared/phones'
+import { invalidBudgetDetail } from '../../shared/budget'
+
+const strict = { additionalProperties: false }
+
+const LeadTypeSchema = literalUnion(LEAD_TYPES, { title: 'LeadType', description: '`demandante` (seeks a property) or `propietario` (owns one).' })
+const LeadOperationSchema = literalUnion(LEAD_OPERATIONS, { title: 'LeadOperation' })
+const LeadUrgencySchema = literalUnion(LEAD_URGENCIES, { title: 'LeadUrgency' })
+const PropertyTypeItem = literalUnion(PROPERTY_TYPES, { title: 'PropertyType' })
+const SearchLocation = T.Record(T.String(), T.Unknown(), {
+  title: 'SearchLocation',
+  description: 'Where the lead searches: an object with `name`, or a map area with `geometry` (as the `locations` filter of GET /properties).',
+  examples: [{ name: 'Valencia' }],
+})
+
+const fields = {
+  name: T.String({ minLength: 1, maxLength: 200 }),
+  type: LeadTypeSchema,
+  email: T.String({ format: 'email', maxLength: 254, description: 'Unique per business, compared case-insensitively.' }),
+  phone: T.String({ minLength: 1, maxLength: 64, description: 'Normalised to E.164; numbers without an international prefix are read as Spanish. Unique per business.' }),
+  source: T.String({ maxLength: 200, description: 'Where the lead came from (a channel label).' }),
+  operation: LeadOperationSchema,
+  property_types: T.Array(PropertyTypeItem, { maxItems: PROPERTY_TYPES.length, uniqueItems: true }),
+  rating: T.Integer({ minimum: 1, maximum: 5 }),
+  urgency: LeadUrgencySchema,
+  budget_max: T.Number({ minimum: 0, description: 'Maximum budget in euros (monthly rent for `alquiler`).' }),
+  min_bedrooms: T.Integer({ minimum: 0, maximum: 1000 }),
+  search_location: SearchLocation,
+  notes: T.String({ maxLength: 20000 }),
+}
+const optional = <S extends TSchema>(s: S) => T.Optional(s)
+const clearable = <S extends TSchema>(s: S) => T.Optional(Nullable(s))
+
+const LEAD_EXAMPLE = {
+  name: 'Lucía Martín',
+  email: 'lucia@example.com',
+  phone: '+34600111222',
+  source: 'web',
+  operation: 'alquiler',
+  property_types: ['apartamento'],
+  rating: 4,
+  urgency: 'media-urgencia',
+  budget_max: 1100,
+  min_bedrooms: 2,
+  search_location: { name: 'Valencia' },
+  notes: 'Prefiere planta alta.',
+}
+
+/** contract §4: `name` and any other lead field except id and timestamps; `type` defaults to `demandante`. */
+export const LeadCreateRequest = T.Object(
+  {
+    name: fields.name,
+    type: optional(fields.type),
+    email: clearable(fields.email),
+    phone: clearable(fields.phone),
+    source: clearable(fields.source),
+    operation: clearable(fields.operation),
+    property_types: optional(fields.property_types),
+    rating: clearable(fields.rating),
+    urgency: clearable(fields.urgency),
+    budget_max: clearable(fields.budget_max),
+    min_bedrooms: clearable(fields.min_bedrooms),
+    search_location: clearable(fields.search_location),
+    notes: optional(fields.notes),
+  },
+  { ...strict, title: 'LeadCreateRequest', examples: [LEAD_EXAMPLE] },
+)
+export type LeadCreate = Static<typeof LeadCreateRequest>
+
+/** contract §4: any field of the create body; only supplied fields change; `null` clears a nullable one. */
+export const LeadUpdateRequest = T.Object(
+  {
+    name: optional(fields.name),
+    type: optional(fields.type),
+    email: clearable(fields.email),
+    phone: clearable(fields.phone),
+    source: clearable(fields.source),
+    operation: clearable(fields.operation),
+    property_types: optional(fields.property_types),
+    rating: clearable(fields.rating),
+    urgency: clearable(fields.urgency),
+    budget_max: clearable(fields.budget_max),
+    min_bedrooms: clearable(fields.min_bedrooms),
+    search_location: clearable(fields.search_location),
+    notes: optional(fields.notes),
+  },
+  { ...strict, title: 'LeadUpdateRequest', examples: [{ rating: 5, urgency: 'alta-urgencia' }, { email: null, phone: '600111333' }] },
+)
+export type LeadUpdate = Static<typeof LeadUpdateRequest>
+
+export const Lead = T.Object(
+  {
+    id: T.Integer(),
+    type: LeadTypeSchema,
+    name: T.String(),
+    email: Nullable(T.String()),
+    phone: Nullable(T.String({ description: 'E.164.' })),
+    source: Nullable(T.String()),
+    operation: Nullable(LeadOperationSchema),
+    property_types: T.Array(PropertyTypeItem),
+    rating: Nullable(T.Integer({ minimum: 1, maximum: 5 })),
+    urgency: Nullable(LeadUrgencySchema),
+    budget_max: Nullable(T.Number({ description: 'Euros.' })),
+    min_bedrooms: Nullable(T.Integer()),
+    search_location: Nullable(SearchLocation),
+    notes: T.String(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  {
+    title: 'Lead',
+    examples: [{ id: 42, type: 'demandante', ...LEAD_EXAMPLE, created_at: '2026-11-01T10:00:00.000Z', updated_at: '2026-11-02T09:30:00.000Z' }],
+  },
+)
+
+export const LeadDetailResponse = T.Object({ status: T.Literal('ok'), data: Lead, authenticated_as: T.String() }, { title: 'LeadDetailResponse' })
+export const LeadListResponse = T.Object(
+  { status: T.Literal('ok'), data: T.Array(Lead), count: T.Integer({ description: 'Total matching across all pages.' }), limit: T.Integer(), offset: T.Integer(), authenticated_as: T.String() },
+  { title: 'LeadListResponse' },
+)
+
+/** Query of GET /leads (api-spec §4.7, §8; contract §4). Unknown parameters are ignored. */
+export const LeadListQuery = t.Object(
+  {
+    limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+    offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
+    type: t.Optional(literalUnion(LEAD_TYPES)),
+    phone: t.Optional(t.String({ minLength: 1, maxLength: 64, description: 'Normalised like stored phones before comparing (`600111222` finds `+34600111222`); a value that is not a valid number is a 422.' })),
+    email: t.Optional(t.String({ minLength: 1, maxLength: 254, description: 'Case-insensitive exact match.' })),
+    updated_since: t.Optional(t.String({ maxLength: 64, description: 'ISO 8601 date or date-time (`2026-11-01` or `2026-11-01T10:00:00Z`; no offset means UTC): leads updated at or after it. Anything else is a 422.', examples: ['2026-11-01T10:00:00Z'] })),
+  },
+  { additionalProperties: true },
+)
+
+// ---- rental ingest (api-spec §4.11) ----
+
+const formText = (description: string, maxLength = 1000) => T.Optional(Nullable(T.String({ maxLength, description })))
+
+export const RentalIngestRequest = T.Object(
+  {
+    id: T.String({ maxLength: 200, description: "Caller's submission id; required, not stored." }),
+    createdAt: T.String({ maxLength: 64, description: 'Submission time (ISO 8601); required, not stored (and so not checked beyond being a string).' }),
+    source: T.String({ maxLength: 200, description: 'Stored as the lead source (e.g. a channel label).' }),
+    sourcePage: T.String({ maxLength: 2000, description: 'URL of the form; written to the notes.' }),
+    contact: T.Object(
+      {
+        name: T.String({ minLength: 1, maxLength: 200, description: 'Stored as the lead name.' }),
+        phone: T.String({ maxLength: 64, description: 'Include the international prefix; numbers without one are read as Spanish.' }),
+        phoneRaw: formText('Phone as typed; used only when no other phone field is a valid number.', 64),
+        areaCode: formText('International prefix such as `+34`; with `phoneNumber`, tried first.', 8),
+        phoneNumber: formText('National number without prefix.', 64),
+        phoneE164: formText('E.164 phone; tried after `areaCode` + `phoneNumber`.', 64),
+      },
+      { ...strict, title: 'RentalIngestContact' },
+    ),
+    search: T.Object(
+      {
+        budget: formText('`<n>` or `<min>-<max>` whole euros (spaces around `-` allowed); the upper bound becomes `budget_max`. Blank or missing: no budget. Anything else: 500.', 100),
+        entryDate: formText('Free text (`YYYY-MM-DD` recommended); notes.'),
+        exitDate: formText('Free text; notes.'),
+        people: formText('Number of occupants; notes.'),
+        area: formText('Preferred area, free text; notes.'),
+        habs: formText('Minimum bedrooms: a whole number becomes `min_bedrooms`; the raw text goes to the notes either way.', 100),
+        pets: formText('Notes.'),
+        workSituation: formText('Notes.'),
+        location: T.Optional(Nullable(SearchLocation)),
+        freeText: formText('Notes (line breaks kept).', 10000),
+      },
+      { ...strict, title: 'RentalIngestSearch', description: 'Every field optional; `null` is the same as missing.' },
+    ),
+  },
+  {
+    ...strict,
+    title: 'RentalIngestRequest',
+    examples: [
+      {
+        id: 'sub_8f2c1a',
+        createdAt: '2026-11-01T10:00:00Z',
+        source: 'landing-alquiler',
+        sourcePage: 'https://example.com/alquiler-valencia',
+        contact: { name: 'Lucía Martín', phone: '600111222', phoneRaw: '600 111 222', areaCode: '+34', phoneNumber: '600111222', phoneE164: '+34600111222' },
+        search: { budget: '800-1100', entryDate: '2026-12-01', people: '2', area: 'Ruzafa', habs: '2', pets: 'un gato', workSituation: 'Indefinido', location: { name: 'Valencia' }, freeText: 'Busco piso luminoso.' },
+      },
+    ],
+  },
+)
+export type RentalIngest = Static<typeof RentalIngestRequest>
+
+export const RentalIngestResponse = T.Object(
+  { status: T.Literal('ok'), authenticated_as: T.String({ description: 'Name of the business owning the key.' }) },
+  { title: 'RentalIngestResponse', description: 'No lead id: the lead is persisted (and de-duplicated on the primary phone) after the answer.', examples: [{ status: 'ok', authenticated_as: 'Inmobiliaria Sol' }] },
+)
+
+/** Examples of the two documented ingest refusals, for the OpenAPI document. */
+export const INGEST_PHONE_PROBLEM_EXAMPLE = {
+  type: 'urn:problem-type:validation',
+  title: 'Unprocessable Content',
+  status: 422,
+  detail: INVALID_PHONE_MESSAGE,
+  code: 'validation',
+  request_id: '6b0e3c1e-2f4a-4d8e-9a51-0c7d3f9b2e10',
+  errors: [{ loc: ['body', 'contact', 'phone'], msg: INVALID_PHONE_MESSAGE, type: 'phone_invalid' }],
+}
+export const INGEST_BUDGET_PROBLEM_EXAMPLE = {
+  type: 'urn:problem-type:invalid-budget',
+  title: 'Internal Server Error',
+  status: 500,
+  detail: invalidBudgetDetail('1.200 €'),
+  code: 'invalid_budget',
+  request_id: '6b0e3c1e-2f4a-4d8e-9a51-0c7d3f9b2e10',
+}

@@ -1,0 +1,160 @@
+/**
+ * Leads (api-spec §4.7–4.11, contract §4, §4.1): contacts CRUD and the rental ingest. Duplicate
+ * phones and emails are decided by the unique indexes (db/queries/contacts.ts); the ingest
+ * validates here and persists through the micro-batcher (api/ingest-batcher.ts).
+ */
+import { Elysia } from 'elysia'
+import type { AppDeps } from '../deps'
+import { authPlugin } from '../plugins/auth'
+import { CreatedResponse, IdempotencyKeyHeader, idParam, pathIdsToNumbers } from '../schemas'
+import { idempotent } from '../idempotency'
+import { findContact, insertContact, listContacts, updateContact, type WriteResult } from '../../db/queries/contacts'
+import { AppError, fieldError, notFound } from '../../shared/errors'
+import { buildIngestLead } from '../../shared/ingest'
+import { leadInputToColumns } from '../../shared/lead-input'
+import { leadView } from '../../shared/lead-view'
+import { parseIsoInstant } from '../../shared/iso-time'
+import { INVALID_PHONE_MESSAGE, normalisePhone } from '../../shared/phones'
+import {
+  INGEST_BUDGET_PROBLEM_EXAMPLE, INGEST_PHONE_PROBLEM_EXAMPLE, LeadCreateRequest, LeadDetailResponse, LeadListQuery, LeadListResponse,
+  LeadUpdateRequest, RentalIngestRequest, RentalIngestResponse,
+} from './leads.model'
+
+const LeadNotFound = () => notFound('Lead')
+const NUMERIC_QUERY = ['limit', 'offset'] as const
+
+/** contract §4, §6: 409 `Duplicate contact` naming the contact that holds the phone or email. */
+function created(result: WriteResult): number {
+  if (result === null) throw LeadNotFound()
+  if ('duplicateOf' in result) throw new AppError('duplicate_contact', 'Duplicate contact', { extra: { existing_id: result.duplicateOf } })
+  return result.id
+}
+
+export const leadRoutes = (deps: AppDeps) => {
+  const { db } = deps.database
+  return new Elysia({ name: 'routes.leads', prefix: '/v1', detail: { tags: ['Leads'] } })
+    .use(authPlugin)
+    .get(
+      '/leads',
+      async ({ auth, query }) => {
+        let phone: string | undefined
+        if (query.phone !== undefined) {
+          phone = normalisePhone(query.phone) ?? undefined
+          if (phone === undefined) throw fieldError(['query', 'phone'], INVALID_PHONE_MESSAGE, 'phone_invalid')
+        }
+        let updatedSince: Date | undefined
+        if (query.updated_since !== undefined) {
+          updatedSince = parseIsoInstant(query.updated_since) ?? undefined
+          if (updatedSince === undefined) throw fieldError(['query', 'updated_since'], 'Must be an ISO 8601 date or date-time, e.g. 2026-11-01T10:00:00Z', 'datetime_invalid')
+        }
+        const limit = query.limit ?? 100
+        const offset = query.offset ?? 0
+        const { rows, count } = await listContacts(db, { businessId: auth.business.id, type: query.type, phone, email: query.email, updatedSince, limit, offset })
+        return { status: 'ok' as const, data: rows.map(leadView), count, limit, offset, authenticated_as: auth.business.name }
+      },
+      {
+        scope: 'leads:read',
+        // As GET /properties: numbers are converted before validation so a bound violation names
+        // the parameter in `loc` (contract §6).
+        transform({ query }) {
+          const raw = query as Record<string, unknown>
+          for (const name of NUMERIC_QUERY) {
+            const v = raw[name]
+            if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) raw[name] = Number(v)
+          }
+        },
+        query: LeadListQuery,
+        response: { 200: LeadListResponse },
+        detail: {
+          operationId: 'listLeads',
+          summary: 'List the business contacts',
+          description: 'Newest first (creation time, ties on id descending), with the total `count` across pages. Optional filters combine with AND: `type`, `phone` (normalised to E.164 before comparing), `email` (case-insensitive), `updated_since` (ISO 8601).',
+        },
+      },
+    )
+    .post(
+      '/leads',
+      async ({ auth, body, headers, set }) => {
+        const result = await idempotent(db, { apiKeyId: auth.apiKeyId, operation: 'createLead', key: headers['idempotency-key'], body }, async (tx) => {
+          const columns = leadInputToColumns(body)
+          const id = created(await insertContact(tx, auth.business.id, { ...columns, name: columns.name! }))
+          return { status: 201, body: { status: 'ok' as const, id } }
+        })
+        if (result.replayed) set.headers['idempotent-replayed'] = 'true'
+        set.status = result.status
+        return result.body
+      },
+      {
+        scope: 'leads:write',
+        headers: IdempotencyKeyHeader,
+        body: LeadCreateRequest,
+        response: { 201: CreatedResponse },
+        detail: {
+          operationId: 'createLead',
+          summary: 'Create a contact',
+          description: 'Creates a CRM contact without initiating outreach. `type` defaults to `demandante`. The phone is normalised to E.164 (no prefix: Spanish); an invalid phone is a 422. A phone or email (case-insensitive) already held by a contact of the business is a 409 `Duplicate contact` with `existing_id`. With `Idempotency-Key`, a retry within 24 h returns the original answer with `Idempotent-Replayed: true`.',
+        },
+      },
+    )
+    .get(
+      '/leads/:lead_id',
+      async ({ auth, params }) => {
+        const row = await findContact(db, auth.business.id, params.lead_id)
+        if (!row) throw LeadNotFound()
+        return { status: 'ok' as const, data: leadView(row), authenticated_as: auth.business.name }
+      },
+      {
+        scope: 'leads:read',
+        transform: pathIdsToNumbers,
+        params: idParam('lead_id'),
+        response: { 200: LeadDetailResponse },
+        detail: { operationId: 'getLead', summary: 'Retrieve a contact', description: '404 `Lead not found` for a missing or foreign id alike.' },
+      },
+    )
+    .patch(
+      '/leads/:lead_id',
+      async ({ auth, params, body }) => {
+        const columns = leadInputToColumns(body)
+        const id = created(await updateContact(db, auth.business.id, params.lead_id, columns))
+        return { status: 'ok' as const, id }
+      },
+      {
+        scope: 'leads:write',
+        transform: pathIdsToNumbers,
+        params: idParam('lead_id'),
+        body: LeadUpdateRequest,
+        response: { 200: CreatedResponse },
+        detail: {
+          operationId: 'updateLead',
+          summary: 'Update a contact',
+          description: 'Only the supplied fields change; `null` clears a nullable field; `updated_at` moves on every update. Same normalisation, 422 and 409 rules as creation.',
+        },
+      },
+    )
+    .post(
+      '/leads/ingest',
+      async ({ auth, body }) => {
+        const lead = buildIngestLead(auth.business.id, body)
+        await deps.ingest.submit(lead)
+        return { status: 'ok' as const, authenticated_as: auth.business.name }
+      },
+      {
+        scope: 'leads:ingest',
+        body: RentalIngestRequest,
+        response: { 200: RentalIngestResponse },
+        detail: {
+          operationId: 'ingestRentalLead',
+          summary: 'Ingest a rental-seeking lead from a landing form',
+          description: [
+            'Creates a lead with type `demandante`, operation `alquiler`, property types `apartamento` and `casa`, rating 3, urgency `alta-urgencia`, and a readable summary of the form in the notes.',
+            'The primary phone is the first valid number of `areaCode`+`phoneNumber`, `phoneE164`, `phone`, `phoneRaw`; none valid is a 422. A malformed `search.budget` is the documented 500.',
+            'The 200 is sent once the lead is durably queued (or, if the queue is unreachable, stored); it is persisted right after. If the business already has a lead with this primary phone nothing is created or updated, and the answer is still 200. No lead id is returned. No `Idempotency-Key`: repeating a submission is harmless (the phone de-duplicates).',
+          ].join('\n\n'),
+          'x-problem-responses': {
+            422: { description: 'A field is invalid; with no valid phone in any phone field, `detail` is exactly the message below.', example: INGEST_PHONE_PROBLEM_EXAMPLE },
+            500: { description: '`search.budget` is present but is not a whole number or a range of whole numbers (api-spec §4.11 rule 5), or an unexpected server error.', example: INGEST_BUDGET_PROBLEM_EXAMPLE },
+          },
+        } as Record<string, unknown>,
+      },
+    )
+}

@@ -1,0 +1,322 @@
+/**
+ * `bun run bench ingest [--duration 20] [--connections 64] [--port 3160]`
+ *
+ * The rental-ingest hot path (issue 4) on one machine, every store local:
+ *  1. a bare `Bun.serve` JSON POST handler (parse the body, answer 200) under the load below:
+ *     the ceiling of HTTP + JSON on this box;
+ *  2. a raw BullMQ `queue.add` loop, `--connections` adds in flight: what Redis takes one job
+ *     per lead;
+ *  3. POST /v1/leads/ingest on the real API (Bun.serve of createApp, its own process) with unique
+ *     valid payloads at `--connections` keep-alive connections (closed loop): accepted req/s,
+ *     p50/p99;
+ *  4. the same endpoint paced open-loop at half the rate of (3): p99 measured from each
+ *     request's scheduled send time, so a stall is not hidden (no coordinated omission);
+ *  5. the lead-ingest workers (their own process, started after the load) persisting every
+ *     accepted lead: leads/s.
+ * The load generator is this process (fetch keeps connections alive); the servers run in child
+ * processes so the figures include real sockets. Data goes to its own database (DATABASE_URL's
+ * name + `_bench`, or BENCH_DATABASE_URL) under a fresh business, removed at the end, and to a
+ * fresh queue prefix, removed at the end.
+ */
+import { randomBytes } from 'node:crypto'
+import { Queue } from 'bullmq'
+import IORedis from 'ioredis'
+import postgres from 'postgres'
+import { parseFlags } from '../cli/io'
+import { insertKey } from '../db/queries/api-keys'
+import { migrateDatabase } from '../db/migrate'
+import { generateApiKey } from '../shared/api-key-format'
+import { getConfig, loadConfig } from '../shared/config'
+import { buildIngestLead } from '../shared/ingest'
+import { JOBS } from '../shared/jobs'
+import { createLogger } from '../shared/logger'
+
+const f = parseFlags(process.argv.slice(2))
+const num = (name: string, fallback: number) => (f.flags[name] === undefined ? fallback : Number(f.flags[name]))
+
+const pct = (sorted: Float64Array | number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN)
+const ms = (x: number) => `${x.toFixed(2)} ms`
+
+function benchUrl(): string {
+  if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL
+  const u = new URL(getConfig().databaseUrl)
+  u.pathname = `/${decodeURIComponent(u.pathname.slice(1))}_bench`
+  return u.toString()
+}
+
+// ---- child processes ----
+
+async function serveApi(port: number) {
+  const { createApp } = await import('../api/app')
+  const { createApiDeps } = await import('../api/runtime')
+  const deps = await createApiDeps(getConfig(), createLogger('error'))
+  const app = createApp(deps)
+  Bun.serve({ port, hostname: '127.0.0.1', fetch: (req) => app.handle(req) })
+  console.log('ready')
+}
+
+function serveBare(port: number) {
+  Bun.serve({
+    port,
+    hostname: '127.0.0.1',
+    async fetch(req) {
+      const body = (await req.json()) as { contact?: { name?: string } }
+      return Response.json({ status: 'ok', authenticated_as: body.contact?.name ?? '' })
+    },
+  })
+  console.log('ready')
+}
+
+async function runWorkers() {
+  const { startWorkers } = await import('../worker/runtime')
+  await startWorkers(getConfig(), createLogger('error'), ['lead-ingest'])
+  console.log('ready')
+}
+
+function spawnChild(mode: string, env: Record<string, string>, port = 0) {
+  const child = Bun.spawn(['bun', import.meta.path, `--${mode}`, '--port', String(port)], { env: { ...process.env, ...env, LOG_LEVEL: 'error' }, stdout: 'pipe', stderr: 'inherit' })
+  const ready = (async () => {
+    const reader = child.stdout.getReader()
+    let text = ''
+    while (!text.includes('ready')) {
+      const { value, done } = await reader.read()
+      if (done) throw new Error(`${mode} child exited before it was ready`)
+      text += new TextDecoder().decode(value)
+    }
+    reader.releaseLock()
+  })()
+  return { child, ready, stop: async () => { child.kill(); await child.exited } }
+}
+
+// ---- load ----
+
+let phoneSeq = 0
+const phoneBase = 10_000_000 + Math.floor(Math.random() * 80_000_000)
+/** A unique valid Spanish mobile number per call (6xx xxx xxx). */
+const nextPhone = () => `+346${String((phoneBase + phoneSeq++) % 100_000_000).padStart(8, '0')}`
+
+function ingestPayload(): string {
+  const phone = nextPhone()
+  return JSON.stringify({
+    id: `b${phoneSeq}`,
+    createdAt: new Date().toISOString(),
+    source: 'bench',
+    sourcePage: 'https://example.com/alquiler',
+    contact: { name: 'Bench Lead', phone: phone.slice(3), phoneE164: phone },
+    search: { budget: '700-900', habs: '2', people: '2', area: 'Centro', location: { name: 'Valencia' }, freeText: 'Busco piso luminoso.' },
+  })
+}
+
+interface LoadResult {
+  ok: number
+  failed: number
+  seconds: number
+  latencies: Float64Array
+  firstError?: string
+}
+
+function finish(start: number, ok: number, failed: number, lat: number[], firstError?: string): LoadResult {
+  const latencies = Float64Array.from(lat).sort()
+  return { ok, failed, seconds: (performance.now() - start) / 1000, latencies, firstError }
+}
+
+/** `connections` loops, each sending the next request when the previous answered. */
+async function closedLoop(url: string, headers: Record<string, string>, connections: number, seconds: number): Promise<LoadResult> {
+  const lat: number[] = []
+  let ok = 0
+  let failed = 0
+  let firstError: string | undefined
+  const start = performance.now()
+  const end = start + seconds * 1000
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < end) {
+        const t = performance.now()
+        try {
+          const res = await fetch(url, { method: 'POST', headers, body: ingestPayload() })
+          const text = await res.text()
+          lat.push(performance.now() - t)
+          if (res.status === 200) ok++
+          else {
+            failed++
+            firstError ??= `${res.status} ${text.slice(0, 200)}`
+          }
+        } catch (error) {
+          failed++
+          firstError ??= String(error)
+        }
+      }
+    }),
+  )
+  return finish(start, ok, failed, lat, firstError)
+}
+
+/** Requests sent on a fixed schedule whatever the answers; latency from the scheduled time. */
+async function openLoop(url: string, headers: Record<string, string>, rate: number, seconds: number): Promise<LoadResult> {
+  const lat: number[] = []
+  let ok = 0
+  let failed = 0
+  let firstError: string | undefined
+  const inFlight = new Set<Promise<void>>()
+  const interval = 1000 / rate
+  const start = performance.now()
+  let sent = 0
+  const fire = (scheduled: number) => {
+    const p = fetch(url, { method: 'POST', headers, body: ingestPayload() })
+      .then(async (res) => {
+        const text = await res.text()
+        lat.push(performance.now() - scheduled)
+        if (res.status === 200) ok++
+        else {
+          failed++
+          firstError ??= `${res.status} ${text.slice(0, 200)}`
+        }
+      })
+      .catch((error) => {
+        failed++
+        firstError ??= String(error)
+      })
+      .finally(() => inFlight.delete(p))
+    inFlight.add(p)
+  }
+  for (;;) {
+    const elapsed = performance.now() - start
+    if (elapsed >= seconds * 1000) break
+    const due = Math.floor(elapsed / interval) + 1
+    while (sent < due) fire(start + sent++ * interval)
+    await Bun.sleep(1)
+  }
+  await Promise.all(inFlight)
+  return finish(start, ok, failed, lat, firstError)
+}
+
+/** `connections` concurrent `queue.add` loops, one job per lead (what ingest would do without batching). */
+async function rawQueueAdd(redisUrl: string, prefix: string, businessId: number, connections: number, seconds: number): Promise<{ jobs: number; seconds: number }> {
+  const connection = new IORedis(redisUrl, { maxRetriesPerRequest: 1 })
+  const queue = new Queue('bench-raw-add', { connection, prefix })
+  const def = JOBS['lead-ingest']
+  let jobs = 0
+  const start = performance.now()
+  const end = start + seconds * 1000
+  try {
+    await Promise.all(
+      Array.from({ length: connections }, async () => {
+        while (performance.now() < end) {
+          const lead = buildIngestLead(businessId, { source: 'bench', sourcePage: 'https://example.com/alquiler', contact: { name: 'Bench Lead', phone: nextPhone() }, search: { budget: '700-900', habs: '2' } })
+          await queue.add(def.name, { leads: [lead] }, def.options)
+          jobs++
+        }
+      }),
+    )
+    return { jobs, seconds: (performance.now() - start) / 1000 }
+  } finally {
+    await queue.obliterate({ force: true }).catch(() => {})
+    await queue.close()
+    connection.disconnect()
+  }
+}
+
+// ---- orchestration ----
+
+async function main() {
+  const seconds = num('duration', 20)
+  const connections = num('connections', 64)
+  const apiPort = num('port', 3160)
+  const barePort = apiPort + 1
+  const url = benchUrl()
+  const prefix = `bench-ingest-${randomBytes(3).toString('hex')}`
+  const config = loadConfig({ ...process.env, DATABASE_URL: url, QUEUE_PREFIX: prefix })
+  console.log(`bench database: ${new URL(url).pathname.slice(1)}; queue prefix ${prefix}; ${connections} connections, ${seconds} s per phase`)
+  await migrateDatabase(url)
+
+  const sql = postgres(url, { max: 2, onnotice: () => {} })
+  const [business] = await sql<{ id: number }[]>`insert into businesses (name) values (${`bench-ingest ${prefix}`}) returning id`
+  const key = generateApiKey()
+  const { drizzle } = await import('drizzle-orm/postgres-js')
+  await insertKey(drizzle(sql) as never, { businessId: business.id, keyId: key.keyId, secretHash: key.secretHash, name: 'bench', scopes: ['leads:ingest'], expiresAt: null })
+  const headers = { 'content-type': 'application/json', 'x-api-key': key.apiKey }
+  const env = { DATABASE_URL: url, QUEUE_PREFIX: prefix }
+  const rows: [string, string, string, string][] = []
+  let workers: ReturnType<typeof spawnChild> | undefined
+
+  try {
+    // 1. bare Bun.serve
+    const bare = spawnChild('serve-bare', env, barePort)
+    await bare.ready
+    await closedLoop(`http://127.0.0.1:${barePort}/`, headers, connections, Math.min(1, seconds / 4))
+    const bareRun = await closedLoop(`http://127.0.0.1:${barePort}/`, headers, connections, seconds)
+    await bare.stop()
+    const bareRate = bareRun.ok / bareRun.seconds
+
+    // 2. raw queue.add
+    const raw = await rawQueueAdd(config.redisUrl, prefix, business.id, connections, seconds)
+    const rawRate = raw.jobs / raw.seconds
+
+    // 3. ingest at max rate (closed loop)
+    const api = spawnChild('serve-api', env, apiPort)
+    await api.ready
+    const ingestUrl = `http://127.0.0.1:${apiPort}/v1/leads/ingest`
+    await closedLoop(ingestUrl, headers, connections, Math.min(1, seconds / 4))
+    const max = await closedLoop(ingestUrl, headers, connections, seconds)
+    if (max.failed) console.log(`  ! ${max.failed} ingest requests failed, first: ${max.firstError}`)
+    const maxRate = max.ok / max.seconds
+
+    // 4. ingest at half that rate (open loop)
+    const half = await openLoop(ingestUrl, headers, maxRate / 2, seconds)
+    if (half.failed) console.log(`  ! ${half.failed} paced requests failed, first: ${half.firstError}`)
+    await api.stop()
+
+    // 5. workers persist everything accepted (the warm-up's leads included)
+    const [{ n: before }] = await sql<{ n: number }[]>`select count(*)::int as n from contacts where business_id = ${business.id}`
+    const queue = new Queue('lead-ingest', { connection: new IORedis(config.redisUrl), prefix })
+    const queued = await queue.getJobCounts('waiting')
+    workers = spawnChild('run-workers', env)
+    await workers.ready
+    const t0 = performance.now()
+    let persisted = before
+    for (;;) {
+      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')
+      ;[{ n: persisted }] = await sql<{ n: number }[]>`select count(*)::int as n from contacts where business_id = ${business.id}`
+      if (Object.values(counts).every((c) => c === 0)) break
+      if (performance.now() - t0 > 600_000) throw new Error('workers did not drain the queue within 10 minutes')
+      await Bun.sleep(20)
+    }
+    const drainSeconds = (performance.now() - t0) / 1000
+    const persistRate = (persisted - before) / drainSeconds
+    await queue.close()
+
+    console.log('')
+    console.log(`phase                                   rate            p50          p99`)
+    console.log(`bare Bun.serve JSON POST               ${(bareRate.toFixed(0) + ' req/s').padEnd(16)}${ms(pct(bareRun.latencies, 50)).padEnd(13)}${ms(pct(bareRun.latencies, 99))}`)
+    console.log(`raw BullMQ queue.add (1 job/lead)      ${(rawRate.toFixed(0) + ' jobs/s').padEnd(16)}`)
+    console.log(`POST /leads/ingest, max (closed)       ${(maxRate.toFixed(0) + ' req/s').padEnd(16)}${ms(pct(max.latencies, 50)).padEnd(13)}${ms(pct(max.latencies, 99))}`)
+    console.log(`POST /leads/ingest, half rate (open)   ${((half.ok / half.seconds).toFixed(0) + ' req/s').padEnd(16)}${ms(pct(half.latencies, 50)).padEnd(13)}${ms(pct(half.latencies, 99))}`)
+    console.log(`workers persisting (${String(queued.waiting)} jobs)`.padEnd(40) + `${(persistRate.toFixed(0) + ' leads/s').padEnd(16)}${(persisted - before)} leads in ${drainSeconds.toFixed(2)} s`)
+    console.log('')
+    rows.push(
+      ['ingest / raw queue.add', `${(maxRate / rawRate).toFixed(2)}×`, '≥ 1.0×', maxRate / rawRate >= 1 ? 'met' : 'NOT met'],
+      ['ingest / bare Bun.serve', `${(maxRate / bareRate).toFixed(2)}×`, '(reference)', ''],
+      ['p99 at half rate', ms(pct(half.latencies, 99)), '≤ 25 ms', pct(half.latencies, 99) <= 25 ? 'met' : 'NOT met'],
+      ['persist / ingest rate', `${(persistRate / maxRate).toFixed(2)}×`, '≥ 1.2×', persistRate / maxRate >= 1.2 ? 'met' : 'NOT met'],
+    )
+    console.log(`goal                       measured     target       `)
+    for (const [name, got, target, verdict] of rows) console.log(`${name.padEnd(27)}${got.padEnd(13)}${target.padEnd(13)}${verdict}`)
+    console.log(`\naccepted ${max.ok + half.ok} leads (plus warm-up), persisted ${persisted}; failed requests: ${max.failed + half.failed}`)
+  } finally {
+    await workers?.stop()
+    await sql`delete from businesses where id = ${business.id}`
+    const redis = new IORedis(config.redisUrl)
+    const keys = await redis.keys(`${prefix}:*`)
+    for (let i = 0; i < keys.length; i += 1000) await redis.del(...keys.slice(i, i + 1000))
+    redis.disconnect()
+    await sql.end({ timeout: 2 })
+  }
+}
+
+if (f.flags['serve-api']) await serveApi(num('port', 3160))
+else if (f.flags['serve-bare']) serveBare(num('port', 3161))
+else if (f.flags['run-workers']) await runWorkers()
+else {
+  await main()
+  process.exit(0)
+}

@@ -1,0 +1,130 @@
+/**
+ * Data access for `contacts` (leads, contract §4). Duplicates are decided by the unique indexes
+ * `contacts_business_phone_uq` (business_id, phone) and `contacts_business_email_uq`
+ * (business_id, lower(email)), never by a look-up before writing, so the rule holds across any
+ * number of API and worker replicas.
+ */
+import { and, count, eq, gte, isNotNull, sql as dsql, type SQL } from 'drizzle-orm'
+import { isUniqueViolation, type Db, type Sql } from '../client'
+import { contacts, type ContactRow } from '../schema'
+import type { ContactColumns } from '../../shared/lead-input'
+import { dedupeIngestLeads, type IngestLead } from '../../shared/ingest'
+
+export const PHONE_UNIQUE = 'contacts_business_phone_uq'
+export const EMAIL_UNIQUE = 'contacts_business_email_uq'
+
+export type WriteResult = { id: number } | { duplicateOf: number } | null
+
+/**
+ * Runs one write in a savepoint so a unique violation does not abort the caller's transaction
+ * (POST /leads runs inside `idempotent()`'s), then reads the id of the contact that holds the
+ * phone or email. The violated constraint says which; the existing row is committed (PostgreSQL
+ * waits for a concurrent inserter before reporting the violation), so it is visible here.
+ */
+async function writeOrDuplicate(db: Db, businessId: number, columns: ContactColumns, write: (sp: Db) => Promise<number | null>): Promise<WriteResult> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const id = await db.transaction((sp) => write(sp as unknown as Db))
+      return id === null ? null : { id }
+    } catch (error) {
+      const onPhone = isUniqueViolation(error, PHONE_UNIQUE)
+      if (!onPhone && !isUniqueViolation(error, EMAIL_UNIQUE)) throw error
+      const existing = await findDuplicateId(db, businessId, onPhone ? { phone: columns.phone! } : { email: columns.email! })
+      if (existing !== null) return { duplicateOf: existing }
+      // The holder changed its phone/email (or was deleted) in between: the write may now succeed.
+      if (attempt >= 2) throw error
+    }
+  }
+}
+
+async function findDuplicateId(db: Db, businessId: number, by: { phone: string } | { email: string }): Promise<number | null> {
+  const where = 'phone' in by
+    ? and(eq(contacts.businessId, businessId), eq(contacts.phone, by.phone)) // contacts_business_phone_uq
+    : and(eq(contacts.businessId, businessId), isNotNull(contacts.email), dsql`lower(${contacts.email}) = lower(${by.email})`) // contacts_business_email_uq
+  const [row] = await db.select({ id: contacts.id }).from(contacts).where(where).limit(1)
+  return row?.id ?? null
+}
+
+export function insertContact(db: Db, businessId: number, columns: ContactColumns & { name: string }): Promise<WriteResult> {
+  return writeOrDuplicate(db, businessId, columns, async (sp) => {
+    const [row] = await sp.insert(contacts).values({ ...columns, businessId }).returning({ id: contacts.id })
+    return row.id
+  })
+}
+
+/** Supplied columns only; bumps updated_at. null when the id is not a contact of this business. */
+export function updateContact(db: Db, businessId: number, id: number, columns: ContactColumns): Promise<WriteResult> {
+  return writeOrDuplicate(db, businessId, columns, async (sp) => {
+    const [row] = await sp
+      .update(contacts)
+      .set({ ...columns, updatedAt: dsql`now()` })
+      .where(and(eq(contacts.id, id), eq(contacts.businessId, businessId)))
+      .returning({ id: contacts.id })
+    return row?.id ?? null
+  })
+}
+
+export async function findContact(db: Db, businessId: number, id: number): Promise<ContactRow | null> {
+  const [row] = await db.select().from(contacts).where(and(eq(contacts.id, id), eq(contacts.businessId, businessId)))
+  return row ?? null
+}
+
+export interface ContactListQuery {
+  businessId: number
+  type?: 'demandante' | 'propietario'
+  /** E.164, already normalised. */
+  phone?: string
+  email?: string
+  updatedSince?: Date
+  limit: number
+  offset: number
+}
+
+/**
+ * Newest first, ties on id (contract §4), so offset pages never repeat or skip a row. Plans:
+ * unfiltered pages walk contacts_business_created_idx (business_id, created_at desc nulls last, id desc
+ * nulls last: the ORDER BY spells `nulls last` so it matches the index, though neither is ever null);
+ * phone and email hit the unique indexes; updated_since uses contacts_business_updated_idx.
+ */
+export async function listContacts(db: Db, q: ContactListQuery): Promise<{ rows: ContactRow[]; count: number }> {
+  const conditions: SQL[] = [eq(contacts.businessId, q.businessId)]
+  if (q.type !== undefined) conditions.push(eq(contacts.type, q.type))
+  if (q.phone !== undefined) conditions.push(eq(contacts.phone, q.phone))
+  if (q.email !== undefined) conditions.push(isNotNull(contacts.email), dsql`lower(${contacts.email}) = lower(${q.email})`)
+  if (q.updatedSince !== undefined) conditions.push(gte(contacts.updatedAt, q.updatedSince))
+  const where = and(...conditions)
+  const [rows, [{ n }]] = await Promise.all([
+    db.select().from(contacts).where(where).orderBy(dsql`${contacts.createdAt} desc nulls last`, dsql`${contacts.id} desc nulls last`).limit(q.limit).offset(q.offset),
+    db.select({ n: count() }).from(contacts).where(where),
+  ])
+  return { rows, count: n }
+}
+
+/**
+ * The one insert of accepted rental leads, used by the `lead-ingest` worker and by the API's
+ * fallback when Redis cannot take the batch: one multi-row statement, `ON CONFLICT DO NOTHING`
+ * on (business_id, phone), so a duplicate creates and updates nothing and running a batch twice
+ * changes nothing. Ingest never sets an email, so the email index cannot conflict. Rows are
+ * inserted in (business, phone) order so concurrent batches take index locks in the same order
+ * and cannot deadlock; within a batch only the first lead per (business, phone) is kept.
+ * Leads of a business deleted in the meantime are dropped (the join), not retried forever.
+ * Returns the number of leads created.
+ */
+export async function insertIngestLeads(sql: Sql, leads: IngestLead[]): Promise<number> {
+  const unique = dedupeIngestLeads(leads)
+  if (unique.length === 0) return 0
+  const rows = await sql`
+    insert into contacts (business_id, type, name, phone, source, operation, property_types, rating, urgency,
+                          budget_max, min_bedrooms, search_location, notes, created_at, updated_at)
+    select r."businessId", r.type, r.name, r.phone, r.source, r.operation, r."propertyTypes", r.rating, r.urgency,
+           r."budgetMax", r."minBedrooms", r."searchLocation", r.notes, r."receivedAt", r."receivedAt"
+    from jsonb_to_recordset(${JSON.stringify(unique)}::jsonb) as r(
+      "businessId" int, type text, name text, phone text, source text, operation text, "propertyTypes" text[],
+      rating smallint, urgency text, "budgetMax" float8, "minBedrooms" int, "searchLocation" jsonb, notes text,
+      "receivedAt" timestamptz)
+    join businesses b on b.id = r."businessId"
+    order by r."businessId", r.phone
+    on conflict (business_id, phone) where phone is not null do nothing
+    returning id`
+  return rows.length
+}

@@ -1,0 +1,67 @@
+/**
+ * Lead create/update input → `contacts` columns (contract §4). The TypeBox schema in
+ * api/routes/leads.model.ts checks shapes and bounds; this applies the rules a schema cannot:
+ * phone normalisation to E.164 (api-spec §4.11: numbers without a prefix are Spanish) and
+ * trimming. Duplicates are not checked here: the unique indexes decide (db/queries/contacts.ts).
+ */
+import type { contacts } from '../db/schema/contacts'
+import { AppError, type FieldError } from './errors'
+import type { LeadOperation, LeadType, LeadUrgency } from './lead-view'
+import { INVALID_PHONE_MESSAGE, normalisePhone } from './phones'
+
+/** The body of POST /leads and PATCH /leads/{id}; `null` clears a nullable field. */
+export interface LeadInput {
+  name?: string
+  type?: LeadType
+  email?: string | null
+  phone?: string | null
+  source?: string | null
+  operation?: LeadOperation | null
+  property_types?: string[]
+  rating?: number | null
+  urgency?: LeadUrgency | null
+  budget_max?: number | null
+  min_bedrooms?: number | null
+  search_location?: Record<string, unknown> | null
+  notes?: string
+}
+
+export type ContactColumns = Partial<Omit<typeof contacts.$inferInsert, 'id' | 'businessId' | 'createdAt' | 'updatedAt'>>
+
+/**
+ * Only the supplied fields become columns (PATCH semantics; POST supplies defaults through the
+ * table's own defaults). Throws one 422 listing every invalid field.
+ */
+export function leadInputToColumns(input: LeadInput): ContactColumns {
+  const errors: FieldError[] = []
+  const out: ContactColumns = {}
+  if (input.name !== undefined) {
+    const name = input.name.trim()
+    if (!name) errors.push({ loc: ['body', 'name'], msg: 'Must not be blank', type: 'invalid' })
+    out.name = name
+  }
+  if (input.type !== undefined) out.type = input.type
+  if (input.email !== undefined) out.email = input.email === null ? null : input.email.trim()
+  if (input.phone !== undefined) {
+    if (input.phone === null) out.phone = null
+    else {
+      const phone = normalisePhone(input.phone)
+      if (phone === null) errors.push({ loc: ['body', 'phone'], msg: INVALID_PHONE_MESSAGE, type: 'phone_invalid' })
+      out.phone = phone
+    }
+  }
+  if (input.source !== undefined) out.source = input.source
+  if (input.operation !== undefined) out.operation = input.operation
+  if (input.property_types !== undefined) out.propertyTypes = [...new Set(input.property_types)]
+  if (input.rating !== undefined) out.rating = input.rating
+  if (input.urgency !== undefined) out.urgency = input.urgency
+  if (input.budget_max !== undefined) out.budgetMax = input.budget_max
+  if (input.min_bedrooms !== undefined) out.minBedrooms = input.min_bedrooms
+  if (input.search_location !== undefined) out.searchLocation = input.search_location
+  if (input.notes !== undefined) out.notes = input.notes
+  if (errors.length) {
+    const detail = errors.length === 1 ? errors[0].msg : `${errors.length} invalid fields: ${errors.map((e) => e.loc.join('.')).join(', ')}`
+    throw new AppError('validation', detail, { errors })
+  }
+  return out
+}

@@ -1,0 +1,77 @@
+/** The micro-batcher's own logic, with plain functions standing in for the two sinks (the real Redis/PostgreSQL paths are in test/worker/lead-ingest*.test.ts). */
+import { describe, expect, test } from 'bun:test'
+import { IngestBatcher } from '../../api/ingest-batcher'
+import { buildIngestLead, type IngestLead } from '../../shared/ingest'
+import { createLogger } from '../../shared/logger'
+
+const lead = (n: number) => buildIngestLead(1, { source: 's', sourcePage: 'p', contact: { name: `n${n}`, phone: `+3460011${String(n).padStart(4, '0')}` }, search: {} })
+
+function batcher(overrides: Partial<ConstructorParameters<typeof IngestBatcher>[0]> = {}) {
+  const enqueued: IngestLead[][] = []
+  const stored: IngestLead[][] = []
+  const b = new IngestBatcher({
+    enqueue: async (leads) => void enqueued.push(leads),
+    store: async (leads) => void stored.push(leads),
+    logger: createLogger('silent'),
+    maxItems: 5,
+    maxWaitMs: 5,
+    enqueueTimeoutMs: 100,
+    ...overrides,
+  })
+  return { b, enqueued, stored }
+}
+
+describe('IngestBatcher', () => {
+  test('gathers concurrent leads into one batch and answers each once it is queued', async () => {
+    const { b, enqueued } = batcher()
+    const outcomes = await Promise.all([1, 2, 3].map((n) => b.submit(lead(n))))
+    expect(outcomes).toEqual(['queued', 'queued', 'queued'])
+    expect(enqueued.map((x) => x.length)).toEqual([3])
+  })
+
+  test('a full batch is sent at once, without waiting for the timer', async () => {
+    const { b, enqueued } = batcher({ maxWaitMs: 60_000 })
+    const all = Promise.all([1, 2, 3, 4, 5, 6, 7].map((n) => b.submit(lead(n))))
+    expect(enqueued.map((x) => x.length)).toEqual([5])
+    await b.close()
+    await all
+    expect(enqueued.map((x) => x.length)).toEqual([5, 2])
+  })
+
+  test('an enqueue failure stores the same batch directly', async () => {
+    const { b, stored, enqueued } = batcher({ enqueue: async () => { throw new Error('Connection is closed.') } })
+    expect(await Promise.all([b.submit(lead(1)), b.submit(lead(2))])).toEqual(['stored', 'stored'])
+    expect(enqueued).toEqual([])
+    expect(stored.map((x) => x.map((l) => l.name))).toEqual([['n1', 'n2']])
+    expect(b.stats).toMatchObject({ batches: 1, leads: 2, fallbacks: 1, fallbackLeads: 2 })
+  })
+
+  test('an enqueue that does not answer in time is stored directly', async () => {
+    const { b, stored } = batcher({ enqueue: () => new Promise(() => {}), enqueueTimeoutMs: 50 })
+    const t0 = performance.now()
+    expect(await b.submit(lead(1))).toBe('stored')
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(45)
+    expect(stored).toHaveLength(1)
+  })
+
+  test('when both sinks fail every waiting request fails (nothing was accepted)', async () => {
+    const { b } = batcher({ enqueue: async () => { throw new Error('redis down') }, store: async () => { throw new Error('pg down') } })
+    const results = await Promise.allSettled([b.submit(lead(1)), b.submit(lead(2))])
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
+  })
+
+  test('close() flushes what is gathering and waits for batches in flight', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    const { b, enqueued } = batcher({ maxWaitMs: 60_000, enqueue: async (leads) => { await gate; enqueued.push(leads) } })
+    const pending = b.submit(lead(1))
+    let closed = false
+    const closing = b.close().then(() => (closed = true))
+    await Bun.sleep(0)
+    expect(closed).toBe(false)
+    release()
+    await closing
+    expect(await pending).toBe('queued')
+    expect(enqueued).toHaveLength(1)
+  })
+})
