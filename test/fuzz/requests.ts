@@ -225,5 +225,13 @@ function bodyOf(doc: Json, body: NonNullable<Operation['body']>, fixture: Operat
   const generated = arbitraryOf(doc, body.schema as Schema, { overrides: fixture.overrides })
   // The document's examples pass the rules the schema cannot express, so mutations of them
   // reach the deeper code (database writes); generated bodies cover the schema's breadth.
-  return body.examples.length ? fc.oneof({ arbitrary: fc.constantFrom(...body.examples.map((e) => structuredClone(e))), weight: 1 }, { arbitrary: generated, weight: 1 }) : generated
+  const examples = body.examples.map((e) => withIds(structuredClone(e), fixture.ids))
+  return examples.length ? fc.oneof({ arbitrary: fc.constantFrom(...examples), weight: 1 }, { arbitrary: generated, weight: 1 }) : generated
+}
+
+/** The example's ids (`property_id: 42`) replaced by real rows of the business, at any depth. */
+function withIds(value: unknown, ids: Record<string, number | string>): unknown {
+  if (Array.isArray(value)) return value.map((v) => withIds(v, ids))
+  if (!value || typeof value !== 'object') return value
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k in ids && typeof v === 'number' ? ids[k] : withIds(v, ids)]))
 }
