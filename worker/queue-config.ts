@@ -12,7 +12,9 @@ export const QUEUE_WORKER_OPTIONS: Record<QueueName, Partial<WorkerOptions>> = {
   // throughput comes from batch size, not from many jobs in flight. 8 overlaps BullMQ's Redis
   // round-trips (fetch, complete) with PostgreSQL inserts; more would only queue on the shared
   // DB pool and contend on the phone index without adding throughput on a few cores.
-  'lead-ingest': { concurrency: 8 },
+  // Jobs take milliseconds, so a short lock (renewed every 5 s) and a stalled check every 5 s
+  // hand a dead worker's jobs to another within ~15 s instead of BullMQ's ~60 s default.
+  'lead-ingest': { concurrency: 8, lockDuration: 10_000, stalledInterval: 5_000 },
   // Mostly storage HEAD/GET calls: I/O bound.
   'upload-complete': { concurrency: 8 },
   // CPU bound (sharp); sharp uses its own thread pool, so more jobs than cores only adds memory.
