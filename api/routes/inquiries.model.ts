@@ -4,7 +4,7 @@
  * ranges are those of the lead object (contract §4).
  */
 import { Type as T, type Static } from '@sinclair/typebox'
-import { literalUnion } from '../schemas'
+import { MAX_ID, literalUnion } from '../schemas'
 import { PROPERTY_TYPES } from '../../shared/subtypes'
 import { OPERATIONS } from './properties.model'
 
@@ -49,7 +49,7 @@ export const LeadInquiryRequest = T.Object(
   {
     contact: InquiryContact,
     message: T.String({ minLength: 1, maxLength: 5000 }),
-    property_id: T.Optional(T.Integer({ minimum: 1, description: 'A property of this business (draft or published). Another business\'s or a missing id is a 422 on this field.' })),
+    property_id: T.Optional(T.Integer({ minimum: 1, maximum: MAX_ID, description: 'A property of this business (draft or published). Another business\'s or a missing id is a 422 on this field.' })),
     source: T.Optional(T.String({ minLength: 1, maxLength: 200, description: 'Channel label, e.g. `web-contact-form`. Becomes the source of a newly created contact.' })),
     source_page: T.Optional(T.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2000, description: 'http(s) URL of the page the form was sent from.' })),
     lead: T.Optional(InquiryLead),

@@ -5,7 +5,7 @@
  */
 import { Type as T, type Static, type TSchema } from '@sinclair/typebox'
 import { t } from 'elysia'
-import { Nullable, Timestamp, literalUnion } from '../schemas'
+import { MAX_ID, Nullable, Timestamp, literalUnion } from '../schemas'
 import { LEAD_OPERATIONS, LEAD_TYPES, LEAD_URGENCIES } from '../../shared/lead-view'
 import { PROPERTY_TYPES } from '../../shared/subtypes'
 import { INVALID_PHONE_MESSAGE } from '../../shared/phones'
@@ -133,7 +133,7 @@ export const LeadListResponse = T.Object(
 export const LeadListQuery = t.Object(
   {
     limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, default: 100 })),
-    offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
+    offset: t.Optional(t.Integer({ minimum: 0, maximum: MAX_ID, default: 0 })),
     type: t.Optional(literalUnion(LEAD_TYPES)),
     phone: t.Optional(t.String({ minLength: 1, maxLength: 64, description: 'Normalised like stored phones before comparing (`600111222` finds `+34600111222`); a value that is not a valid number is a 422.' })),
     email: t.Optional(t.String({ minLength: 1, maxLength: 254, description: 'Case-insensitive exact match.' })),

@@ -79,6 +79,14 @@ describe('hostile input found by the fuzzer', () => {
       expect(res.status, `${q}: ${res.text}`).toBe(422)
       expect(res.body.errors[0].loc).toEqual(['query', q.split('=')[0]])
     }
+    for (const q of ['offset=2147483648', 'offset=1e20']) {
+      const res = await call(ctx.app, 'GET', `/v1/leads?${q}`, { key: biz.apiKey })
+      expect(res.status, `leads ${q}: ${res.text}`).toBe(422)
+      expect(res.body.errors[0].loc).toEqual(['query', 'offset'])
+    }
+    const inquiry = await call(ctx.app, 'POST', '/v1/leads/inquiries', { key: biz.apiKey, body: { contact: { name: 'Ana', email: 'ana@example.com' }, message: 'Hola', property_id: 9007199254740994 } })
+    expect(inquiry.status, inquiry.text).toBe(422)
+    expect(inquiry.body.errors[0].loc).toEqual(['body', 'property_id'])
     const owner = await call(ctx.app, 'POST', '/v1/properties', { key: biz.apiKey, body: { ...propertyBody(), owner_id: 4294967296 } })
     expect(owner.status, owner.text).toBe(422)
     expect(owner.body.errors[0].loc).toEqual(['body', 'owner_id'])
