@@ -64,13 +64,14 @@ export class PgCluster {
     return `postgres://postgres@127.0.0.1:${this.port}/property_lead_faults`
   }
 
+  /** initdb refuses to run as root: as root the cluster belongs to the postgres user. */
   private asPostgres(args: string[]): string[] {
-    return ['runuser', '-u', 'postgres', '--', ...args]
+    return process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', ...args] : args
   }
 
   async init(): Promise<void> {
     mkdirSync(this.dir, { recursive: true })
-    chownSync(this.dir, uid('postgres'), gid('postgres'))
+    if (process.getuid?.() === 0) chownSync(this.dir, uid('postgres'), gid('postgres'))
     await exec(this.asPostgres([`${PG_BIN}/initdb`, '-D', this.dir, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']))
     this.port = await freePort()
   }
@@ -205,7 +206,7 @@ export class Cluster {
 
   constructor(private options: ClusterOptions) {
     mkdirSync(this.logDir, { recursive: true })
-    chownSync(this.root, uid('postgres'), gid('postgres'))
+    if (process.getuid?.() === 0) chownSync(this.root, uid('postgres'), gid('postgres'))
   }
 
   get env(): Record<string, string> {
