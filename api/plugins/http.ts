@@ -24,7 +24,7 @@ export interface RequestMeta {
   start: number
   auth?: AuthContext
   status?: number
-  /** The JSON body holds a NUL character somewhere (PostgreSQL text cannot store it). */
+  /** The JSON body escapes a NUL or a lone surrogate somewhere (PostgreSQL text and jsonb cannot store them). */
   bodyHasNul?: boolean
 }
 
@@ -143,7 +143,8 @@ async function inspectJsonBody(request: Request, meta: RequestMeta): Promise<voi
     throw invalid('Request body is not valid UTF-8', 'json_invalid')
   }
   if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) throw invalid(`JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`, 'json_too_deep')
-  if (text.includes('\\u0000')) meta.bodyHasNul = true
+  // Raw bytes were valid UTF-8, so only a `\u` escape can produce NUL or a lone surrogate.
+  if (UNSTORABLE_ESCAPE_RE.test(text)) meta.bodyHasNul = true
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
@@ -165,17 +166,20 @@ export function jsonDepthExceeds(text: string, max: number): boolean {
   return false
 }
 
-const containsNul = (v: unknown): boolean => (typeof v === 'string' ? v.includes('\u0000') : Array.isArray(v) ? v.some(containsNul) : false)
-const nulError = (loc: (string | number)[]): FieldError => ({ loc, msg: 'Must not contain the NUL character (U+0000)', type: 'invalid' })
+const UNSTORABLE_ESCAPE_RE = /\\u(?:0000|[dD][89a-fA-F])/
+/** NUL, or a UTF-16 surrogate without its pair: text PostgreSQL refuses, so a 422 and not a 500. */
+const unstorable = (s: string): boolean => s.includes('\u0000') || !s.isWellFormed()
+const containsNul = (v: unknown): boolean => (typeof v === 'string' ? unstorable(v) : Array.isArray(v) ? v.some(containsNul) : false)
+const nulError = (loc: (string | number)[]): FieldError => ({ loc, msg: 'Must not contain the NUL character (U+0000) or an unpaired surrogate', type: 'invalid' })
 
 function findNul(value: unknown, at: (string | number)[], out: FieldError[]): void {
   if (out.length >= 20) return
   if (typeof value === 'string') {
-    if (value.includes('\u0000')) out.push(nulError(at))
+    if (unstorable(value)) out.push(nulError(at))
   } else if (Array.isArray(value)) value.forEach((v, i) => findNul(v, [...at, i], out))
   else if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
-      if (k.includes('\u0000')) out.push(nulError(at))
+      if (unstorable(k)) out.push(nulError(at))
       findNul(v, [...at, k], out)
     }
   }
