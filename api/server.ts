@@ -18,6 +18,9 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
   const server = Bun.serve({
     port: config.port,
     hostname: '0.0.0.0',
+    // Several API processes on one machine may share the port (Linux SO_REUSEPORT spreads the
+    // connections): how one host uses all its cores (README, scaling).
+    reusePort: true,
     maxRequestBodySize: MAX_REQUEST_BODY,
     idleTimeout: 30,
     fetch: (request) => app.handle(request),

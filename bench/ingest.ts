@@ -1,5 +1,5 @@
 /**
- * `bun run bench ingest [--duration 20] [--connections 64] [--port 3160]`
+ * `bun run bench ingest [--duration 20] [--connections 64] [--port 3160] [--api-processes N]`
  *
  * The rental-ingest hot path (issue 4) on one machine, every store local:
  *  1. a bare `Bun.serve` JSON POST handler (parse the body, answer 200) under the load below:
@@ -19,6 +19,7 @@
  * fresh queue prefix, removed at the end.
  */
 import { randomBytes } from 'node:crypto'
+import { availableParallelism } from 'node:os'
 import { Queue } from 'bullmq'
 import IORedis from 'ioredis'
 import postgres from 'postgres'
@@ -33,6 +34,9 @@ import { createLogger } from '../shared/logger'
 
 const f = parseFlags(process.argv.slice(2))
 const num = (name: string, fallback: number) => (f.flags[name] === undefined ? fallback : Number(f.flags[name]))
+
+/** HTTP server processes per phase (API and the bare reference alike); default one per core. */
+const processes = Math.max(1, num('api-processes', availableParallelism()))
 
 const pct = (sorted: Float64Array | number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN)
 const ms = (x: number) => `${x.toFixed(2)} ms`
@@ -51,7 +55,7 @@ async function serveApi(port: number) {
   const { createApiDeps } = await import('../api/runtime')
   const deps = await createApiDeps(getConfig(), createLogger('error'))
   const app = createApp(deps)
-  Bun.serve({ port, hostname: '127.0.0.1', fetch: (req) => app.handle(req) })
+  Bun.serve({ port, hostname: '127.0.0.1', reusePort: true, fetch: (req) => app.handle(req) })
   console.log('ready')
 }
 
@@ -59,6 +63,7 @@ function serveBare(port: number) {
   Bun.serve({
     port,
     hostname: '127.0.0.1',
+    reusePort: true,
     async fetch(req) {
       const body = (await req.json()) as { contact?: { name?: string } }
       return Response.json({ status: 'ok', authenticated_as: body.contact?.name ?? '' })
@@ -86,6 +91,12 @@ function spawnChild(mode: string, env: Record<string, string>, port = 0) {
     reader.releaseLock()
   })()
   return { child, ready, stop: async () => { child.kill(); await child.exited } }
+}
+
+/** `processes` servers sharing one port (SO_REUSEPORT), as operators run API replicas on one host. */
+function spawnGroup(mode: string, env: Record<string, string>, port: number) {
+  const children = Array.from({ length: processes }, () => spawnChild(mode, env, port))
+  return { ready: Promise.all(children.map((c) => c.ready)), stop: () => Promise.all(children.map((c) => c.stop())) }
 }
 
 // ---- load ----
@@ -226,7 +237,7 @@ async function main() {
   const url = benchUrl()
   const prefix = `bench-ingest-${randomBytes(3).toString('hex')}`
   const config = loadConfig({ ...process.env, DATABASE_URL: url, QUEUE_PREFIX: prefix })
-  console.log(`bench database: ${new URL(url).pathname.slice(1)}; queue prefix ${prefix}; ${connections} connections, ${seconds} s per phase`)
+  console.log(`bench database: ${new URL(url).pathname.slice(1)}; queue prefix ${prefix}; ${connections} connections, ${seconds} s per phase; ${processes} server process(es) per HTTP phase`)
   await migrateDatabase(url)
 
   const sql = postgres(url, { max: 2, onnotice: () => {} })
@@ -241,7 +252,7 @@ async function main() {
 
   try {
     // 1. bare Bun.serve
-    const bare = spawnChild('serve-bare', env, barePort)
+    const bare = spawnGroup('serve-bare', env, barePort)
     await bare.ready
     await closedLoop(`http://127.0.0.1:${barePort}/`, headers, connections, Math.min(1, seconds / 4))
     const bareRun = await closedLoop(`http://127.0.0.1:${barePort}/`, headers, connections, seconds)
@@ -253,7 +264,7 @@ async function main() {
     const rawRate = raw.jobs / raw.seconds
 
     // 3. ingest at max rate (closed loop)
-    const api = spawnChild('serve-api', env, apiPort)
+    const api = spawnGroup('serve-api', env, apiPort)
     await api.ready
     const ingestUrl = `http://127.0.0.1:${apiPort}/v1/leads/ingest`
     await closedLoop(ingestUrl, headers, connections, Math.min(1, seconds / 4))

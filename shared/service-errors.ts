@@ -5,6 +5,10 @@
 export function describeConnectionError(service: 'PostgreSQL' | 'Redis', url: string, error: unknown): string {
   const safeUrl = redactUrl(url)
   const reason = (error as { code?: string; message?: string })?.code ?? (error as Error)?.message ?? String(error)
+  // 3D000: the server answers but the database was never created.
+  if (service === 'PostgreSQL' && reason === '3D000') {
+    return `PostgreSQL database ${new URL(url).pathname.slice(1)} does not exist at ${safeUrl}: run \`bun run db:migrate\` (creates and migrates it) or set DATABASE_URL.`
+  }
   const hint = service === 'PostgreSQL'
     ? 'start it (e.g. `pg_ctlcluster 15 main start`, or `docker compose up -d postgres`) or set DATABASE_URL'
     : 'start it (e.g. `redis-server --daemonize yes`, or `docker compose up -d redis`) or set REDIS_URL'

@@ -59,10 +59,19 @@ describe('hostile input found by the fuzzer', () => {
     expect(patch.body.errors[0].loc).toEqual(['body', 'description'])
     const list = await call(ctx.app, 'GET', '/v1/properties?city=%00x&status=ok', { key: biz.apiKey })
     expect(list.status, list.text).toBe(422)
-    expect(list.body.errors).toEqual([{ loc: ['query', 'city'], msg: 'Must not contain the NUL character (U+0000)', type: 'invalid' }])
+    expect(list.body.errors).toEqual([{ loc: ['query', 'city'], msg: 'Must not contain the NUL character (U+0000) or an unpaired surrogate', type: 'invalid' }])
     // The scope check still comes first.
     const { apiKey: readOnly } = await biz.key(['leads:read'])
     expect((await call(ctx.app, 'GET', '/v1/properties?city=%00', { key: readOnly })).status).toBe(403)
+  })
+
+  test('an unpaired surrogate escaped in a body string or key is a 422 at its place (jsonb and text refuse it); a pair is fine', async () => {
+    const raw = '{"name":"Ana","phone":"+34600111333","search_location":{"zone":"x\\ud800","\\udc00k":"v"}}'
+    const res = await call(ctx.app, 'POST', '/v1/leads', { key: biz.apiKey, body: raw })
+    expect(res.status, res.text).toBe(422)
+    expect(res.body.errors.map((e: { loc: unknown }) => e.loc)).toEqual([['body', 'search_location', 'zone'], ['body', 'search_location']])
+    const ok = await call(ctx.app, 'POST', '/v1/leads', { key: biz.apiKey, body: '{"name":"Ana \\ud83d\\ude00","phone":"+34600111334"}' })
+    expect(ok.status, ok.text).toBe(201)
   })
 
   test('ids and numbers beyond PostgreSQL integer are a 422, not a 500', async () => {

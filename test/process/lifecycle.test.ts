@@ -12,6 +12,15 @@ describe('start-up errors (contract §7)', () => {
     expect(lines[0]).toContain('DATABASE_URL')
   })
 
+  test('a missing database → one line saying to run db:migrate', async () => {
+    const r = await run(['run', 'api/index.ts'], { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/property_lead_never_created', PORT: String(await freePort()) })
+    expect(r.code).toBe(1)
+    const lines = r.stderr.trim().split('\n')
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toContain('property_lead_never_created does not exist')
+    expect(lines[0]).toContain('bun run db:migrate')
+  })
+
   test('Redis unreachable → one clear line naming it', async () => {
     const r = await run(['run', 'worker/index.ts'], { REDIS_URL: `redis://127.0.0.1:${await freePort()}` })
     expect(r.code).toBe(1)
