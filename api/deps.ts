@@ -3,6 +3,7 @@ import type { Database } from '../db/client'
 import type { Config } from '../shared/config'
 import type { Logger } from '../shared/logger'
 import type { Queues } from '../shared/queues'
+import type { Storage } from '../shared/storage'
 import type { KeyStore } from './key-store'
 import type { Metrics } from './metrics'
 
@@ -15,4 +16,6 @@ export interface AppDeps {
   keys: KeyStore
   logger: Logger
   metrics: Metrics
+  /** Object storage: presigned uploads into private storage, local `/storage` and `/cdn` routes. */
+  storage: Storage
 }

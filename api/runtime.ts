@@ -7,6 +7,7 @@ import type { Config } from '../shared/config'
 import { createLogger, type Logger } from '../shared/logger'
 import { Queues, redisConnection } from '../shared/queues'
 import { describeConnectionError } from '../shared/service-errors'
+import { createStorage } from '../shared/storage'
 import type { AppDeps } from './deps'
 import { KeyStore } from './key-store'
 import { Metrics } from './metrics'
@@ -32,9 +33,11 @@ export async function createApiDeps(config: Config, logger: Logger = createLogge
     await database.close(1).catch(() => {})
     throw new StartupError(describeConnectionError('Redis', config.redisUrl, error))
   }
+  const storage = await createStorage(config)
+  await storage.ensureReady()
   const keys = new KeyStore(database.db)
   keys.start()
-  return { config, database, redis, queues: new Queues(redis, config.queuePrefix), keys, logger, metrics: new Metrics() }
+  return { config, database, redis, queues: new Queues(redis, config.queuePrefix), keys, logger, metrics: new Metrics(), storage }
 }
 
 async function waitForRedis(redis: AppDeps['redis']): Promise<void> {
