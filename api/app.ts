@@ -9,6 +9,8 @@ import { httpPlugin } from './plugins/http'
 import { meRoutes } from './routes/me'
 import { opsRoutes } from './routes/ops'
 import { propertyRoutes } from './routes/properties'
+import { imageRoutes } from './routes/images'
+import { localStorageRoutes } from './routes/local-storage'
 
 export function createApp(deps: AppDeps) {
   let openapi: string | undefined
@@ -18,6 +20,8 @@ export function createApp(deps: AppDeps) {
     .use(opsRoutes(deps))
     .use(meRoutes)
     .use(propertyRoutes(deps))
+    .use(imageRoutes(deps))
+    .use(localStorageRoutes(deps))
     .get('/openapi.json', ({ set }) => {
       set.headers['content-type'] = 'application/json'
       // Built on first request, once every route is registered.

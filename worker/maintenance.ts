@@ -1,8 +1,10 @@
 /**
  * Periodic housekeeping run by every worker process (safe when several run it at once):
- * expired idempotency keys (api-spec §8: 24 h window).
+ * expired idempotency keys (api-spec §8: 24 h window); expired upload sessions and the
+ * originals of failed or abandoned uploads (contract §5).
  */
 import { deleteExpiredIdempotencyKeys } from '../db/queries/idempotency'
+import { sweepUploads } from './upload-sweep'
 import type { WorkerDeps } from './deps'
 
 const INTERVAL_MS = 10 * 60 * 1000
@@ -11,6 +13,7 @@ export type MaintenanceTask = (deps: WorkerDeps) => Promise<unknown>
 
 export const MAINTENANCE_TASKS: Record<string, MaintenanceTask> = {
   'idempotency-keys': (deps) => deleteExpiredIdempotencyKeys(deps.database.db),
+  uploads: (deps) => sweepUploads(deps),
 }
 
 export function startMaintenance(deps: WorkerDeps): { stop(): void; runOnce(): Promise<void> } {

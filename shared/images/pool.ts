@@ -54,7 +54,17 @@ export class ImagePool {
       if (!slot) return
       const task = this.waiting.shift()!
       slot.task = task
-      slot.worker.postMessage(task.request, [task.request.input])
+      try {
+        slot.worker.postMessage(task.request, [task.request.input])
+      } catch {
+        // Memory owned by a native library cannot be transferred: send a copy instead.
+        try {
+          slot.worker.postMessage(task.request)
+        } catch (error) {
+          slot.task = null
+          task.reject(error as Error)
+        }
+      }
     }
   }
 

@@ -16,8 +16,8 @@ self.onmessage = async (event: MessageEvent<ThreadRequest>) => {
   let response: ThreadResponse
   try {
     const result = await transformImage(new Uint8Array(input), { maxPixels, watermark })
-    const copy = result.data.byteOffset === 0 && result.data.byteLength === result.data.buffer.byteLength ? result.data : result.data.slice()
-    response = { id, ok: true, output: copy.buffer as ArrayBuffer, width: result.width, height: result.height }
+    // sharp's output lives in memory libvips owns, which cannot be transferred: one copy (≈1 MB).
+    response = { id, ok: true, output: result.data.slice().buffer as ArrayBuffer, width: result.width, height: result.height }
     self.postMessage(response, [response.output])
     return
   } catch (error) {

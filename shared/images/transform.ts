@@ -8,8 +8,7 @@ import sharp, { type Metadata } from 'sharp'
 import { watermarkOverlay, type WatermarkSpec } from './watermark'
 
 export const MAX_EDGE = 1920
-export const OUTPUT_CONTENT_TYPE = 'image/jpeg'
-export const OUTPUT_EXTENSION = 'jpg'
+export { OUTPUT_CONTENT_TYPE, OUTPUT_EXTENSION } from './output'
 const ALLOWED_FORMATS = new Set(['jpeg', 'png', 'webp'])
 
 /** The input itself is unacceptable: retrying cannot help, the file is `failed` with this reason. */
