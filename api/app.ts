@@ -11,6 +11,8 @@ import { opsRoutes } from './routes/ops'
 import { leadRoutes } from './routes/leads'
 import { propertyRoutes } from './routes/properties'
 import { inquiryRoutes } from './routes/inquiries'
+import { imageRoutes } from './routes/images'
+import { localStorageRoutes } from './routes/local-storage'
 
 export function createApp(deps: AppDeps) {
   let openapi: string | undefined
@@ -22,6 +24,8 @@ export function createApp(deps: AppDeps) {
     .use(propertyRoutes(deps))
     .use(leadRoutes(deps))
     .use(inquiryRoutes(deps))
+    .use(imageRoutes(deps))
+    .use(localStorageRoutes(deps))
     .get('/openapi.json', ({ set }) => {
       set.headers['content-type'] = 'application/json'
       // Built on first request, once every route is registered.

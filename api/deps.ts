@@ -4,6 +4,7 @@ import type { Config } from '../shared/config'
 import type { Logger } from '../shared/logger'
 import type { Queues } from '../shared/queues'
 import type { IngestBatcher } from './ingest-batcher'
+import type { Storage } from '../shared/storage'
 import type { KeyStore } from './key-store'
 import type { Metrics } from './metrics'
 
@@ -18,4 +19,6 @@ export interface AppDeps {
   metrics: Metrics
   /** Rental-ingest micro-batcher; flushed by closeApiDeps before Redis closes. */
   ingest: IngestBatcher
+  /** Object storage: presigned uploads into private storage, local `/storage` and `/cdn` routes. */
+  storage: Storage
 }

@@ -8,6 +8,7 @@ import type { Config } from '../shared/config'
 import { createLogger, type Logger } from '../shared/logger'
 import { Queues, redisConnection } from '../shared/queues'
 import { describeConnectionError } from '../shared/service-errors'
+import { createStorage } from '../shared/storage'
 import type { AppDeps } from './deps'
 import { IngestBatcher } from './ingest-batcher'
 import { KeyStore } from './key-store'
@@ -34,6 +35,8 @@ export async function createApiDeps(config: Config, logger: Logger = createLogge
     await database.close(1).catch(() => {})
     throw new StartupError(describeConnectionError('Redis', config.redisUrl, error))
   }
+  const storage = await createStorage(config)
+  await storage.ensureReady()
   const keys = new KeyStore(database.db)
   keys.start()
   const queues = new Queues(redis, config.queuePrefix)
@@ -43,7 +46,7 @@ export async function createApiDeps(config: Config, logger: Logger = createLogge
     store: (leads) => insertIngestLeads(database.sql, leads),
     logger,
   })
-  return { config, database, redis, queues, keys, logger, metrics: new Metrics(), ingest }
+  return { config, database, redis, queues, keys, logger, metrics: new Metrics(), ingest, storage }
 }
 
 async function waitForRedis(redis: AppDeps['redis']): Promise<void> {

@@ -2,6 +2,7 @@
  * The one place that reads the environment (conventions §5). Parsed and validated once;
  * every default works on a single developer machine (contract §7).
  */
+import { availableParallelism } from 'node:os'
 import { QUEUE_NAMES, type QueueName } from './queue-names'
 
 export type StorageDriver = 'local' | 's3'
@@ -40,6 +41,12 @@ export interface Config {
   /** Outreach retry backoff: base·2^(n-1) capped at max (docs/outreach.md has the schedule). */
   outreachBackoffBaseMs: number
   outreachBackoffMaxMs: number
+  /** Largest image accepted, in pixels (width × height from the header, before any decode). */
+  imageMaxPixels: number
+  /** Worker threads that run the sharp transform (image-watermark). */
+  imageThreads: number
+  /** Lifetime of presigned upload URLs (contract §5: at most 15 minutes). */
+  uploadUrlTtlSeconds: number
 }
 
 export class ConfigError extends Error {
@@ -132,6 +139,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     outreachTimeoutMs: int(env, 'OUTREACH_TIMEOUT_MS', 10_000, 100, 120_000),
     outreachBackoffBaseMs: int(env, 'OUTREACH_BACKOFF_BASE_MS', 30_000, 1, 24 * 3600_000),
     outreachBackoffMaxMs: int(env, 'OUTREACH_BACKOFF_MAX_MS', 6 * 3600_000, 1, 7 * 24 * 3600_000),
+    // 50 MP takes every phone and camera photo up to 8660×5773 (48/50 MP sensors) while a
+    // decode stays near 150 MB; bombs are refused from the header, before any decode.
+    imageMaxPixels: int(env, 'IMAGE_MAX_PIXELS', 50_000_000, 1_000_000, 268_402_689),
+    // One core is left to the event loop (API, other queues); each thread holds one decode.
+    imageThreads: int(env, 'IMAGE_THREADS', Math.min(4, Math.max(1, availableParallelism() - 1)), 1, 64),
+    uploadUrlTtlSeconds: int(env, 'UPLOAD_URL_TTL_SECONDS', 900, 60, 900),
   }
 }
 

@@ -1,9 +1,11 @@
 /**
  * Periodic housekeeping run by every worker process (safe when several run it at once):
  * expired idempotency keys (api-spec §8: 24 h window); outreach deliveries left pending without
- * a job when the API's enqueue failed (docs/outreach.md).
+ * a job when the API's enqueue failed (docs/outreach.md); expired upload sessions and the
+ * originals of failed or abandoned uploads (contract §5).
  */
 import { deleteExpiredIdempotencyKeys } from '../db/queries/idempotency'
+import { sweepUploads } from './upload-sweep'
 import type { WorkerDeps } from './deps'
 import { sweepOutreachDeliveries } from './processors/outreach'
 
@@ -14,6 +16,7 @@ export type MaintenanceTask = (deps: WorkerDeps) => Promise<unknown>
 export const MAINTENANCE_TASKS: Record<string, MaintenanceTask> = {
   'idempotency-keys': (deps) => deleteExpiredIdempotencyKeys(deps.database.db),
   'outreach-sweep': (deps) => sweepOutreachDeliveries(deps),
+  uploads: (deps) => sweepUploads(deps),
 }
 
 export function startMaintenance(deps: WorkerDeps): { stop(): void; runOnce(): Promise<void> } {

@@ -11,6 +11,8 @@ import type { Logger } from '../shared/logger'
 import type { QueueName } from '../shared/queue-names'
 import { Queues, redisConnection } from '../shared/queues'
 import { describeConnectionError } from '../shared/service-errors'
+import { ImagePool } from '../shared/images/pool'
+import { createStorage } from '../shared/storage'
 import type { WorkerDeps } from './deps'
 import { PROCESSORS } from './processors'
 import { workerOptionsFor } from './queue-config'
@@ -46,7 +48,9 @@ export async function startWorkers(config: Config, logger: Logger, queueNames: Q
   const producer = redisConnection(config.redisUrl, 'producer')
   producer.on('error', () => {})
   const queues = new Queues(producer, config.queuePrefix)
-  const deps: WorkerDeps = { config, database, queues, logger }
+  const storage = await createStorage(config)
+  await storage.ensureReady()
+  const deps: WorkerDeps = { config, database, queues, logger, storage, imagePool: new ImagePool(config.imageThreads) }
 
   const workers = queueNames.map((name) => createWorker(name, deps, connection))
   const maintenance = startMaintenance(deps)
@@ -65,6 +69,7 @@ export async function startWorkers(config: Config, logger: Logger, queueNames: Q
         logger.warn('workers did not finish in time; unfinished jobs return to the queue via the stalled check', { timeout_ms: timeoutMs })
         await Promise.all(workers.map((w) => w.close(true).catch(() => {})))
       }
+      await deps.imagePool.close()
       await queues.close().catch(() => {})
       producer.disconnect()
       connection.disconnect()
@@ -81,6 +86,8 @@ function createWorker(name: QueueName, deps: WorkerDeps, connection: IORedis): W
     // Job outcome counts kept in Redis for /metrics and `cli queues`, shared by all replicas.
     metrics: { maxDataPoints: 60 * 24 * 7 },
     ...workerOptionsFor(name, deps.config),
+    // One job per image thread plus one fetching/storing while the threads encode.
+    ...(name === 'image-watermark' ? { concurrency: deps.config.imageThreads + 1 } : {}),
   })
   const log = deps.logger.child({ queue: name })
   worker.on('failed', (job, error) => log.warn('job failed', { job_id: job?.id, attempts: job?.attemptsMade, error: error.message }))

@@ -1,4 +1,4 @@
-import { bigint, boolean, index, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
+import { bigint, boolean, index, integer, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
 import { businesses } from './businesses'
 import { properties } from './properties'
 
@@ -31,6 +31,8 @@ export const uploadFiles = pgTable(
     state: text('state', { enum: ['pending', 'processing', 'ready', 'failed'] }).notNull().default('pending'),
     error: text('error'),
     imageId: uuid('image_id'),
+    /** When the original of a failed or abandoned file was deleted from private storage. */
+    purgedAt: timestamp('purged_at', { withTimezone: true, mode: 'date' }),
   },
   (t) => [index('upload_files_session_idx').on(t.sessionId, t.position)],
 )
@@ -54,5 +56,9 @@ export const propertyImages = pgTable(
     state: text('state', { enum: ['processing', 'ready', 'failed'] }).notNull().default('processing'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
-  (t) => [index('property_images_property_idx').on(t.propertyId, t.position)],
+  (t) => [
+    index('property_images_property_idx').on(t.propertyId, t.position),
+    // One image per uploaded file: a re-run of upload-complete inserts nothing new.
+    uniqueIndex('property_images_upload_file_uq').on(t.uploadFileId),
+  ],
 )

@@ -9,7 +9,7 @@ import { rebuildCatalogueBatch, rebuildCatalogueEntry } from '../../db/queries/c
 import { CatalogueReindexPayload } from '../../shared/jobs'
 import type { WorkerDeps } from '../deps'
 
-export async function processCatalogueReindex(deps: WorkerDeps, job: Job): Promise<unknown> {
+export async function processCatalogueReindex(deps: Pick<WorkerDeps, 'database' | 'queues'>, job: Job): Promise<unknown> {
   if (!Value.Check(CatalogueReindexPayload, job.data)) throw new UnrecoverableError(`invalid catalogue-reindex payload: ${JSON.stringify(job.data)}`)
   const payload = job.data
   const { db } = deps.database

@@ -12,7 +12,7 @@ import type { WorkerDeps } from '../deps'
 
 const payloadCheck = TypeCompiler.Compile(LeadIngestPayload)
 
-export async function processLeadIngest(deps: WorkerDeps, job: Job): Promise<{ received: number; created: number }> {
+export async function processLeadIngest(deps: Pick<WorkerDeps, 'config' | 'database' | 'logger'>, job: Job): Promise<{ received: number; created: number }> {
   if (!payloadCheck.Check(job.data)) throw new UnrecoverableError(`invalid lead-ingest payload: ${[...payloadCheck.Errors(job.data)].slice(0, 3).map((e) => `${e.path} ${e.message}`).join('; ')}`)
   const { leads } = job.data
   const created = await insertIngestLeads(deps.database.sql, leads)

@@ -24,7 +24,7 @@ export type OutreachOutcome =
   | { outcome: 'not-pending'; deliveryId: string; state: string }
   | { outcome: 'gone'; deliveryId: string }
 
-export async function processOutreach(deps: WorkerDeps, job: Job): Promise<OutreachOutcome> {
+export async function processOutreach(deps: Pick<WorkerDeps, 'config' | 'database' | 'queues' | 'logger'>, job: Job): Promise<OutreachOutcome> {
   if (!Value.Check(OutreachPayload, job.data)) throw new UnrecoverableError(`invalid outreach payload: ${JSON.stringify(job.data)}`)
   const { deliveryId } = job.data
   const { db } = deps.database
@@ -110,7 +110,7 @@ const SWEEP_BATCH = 500
  * delivery that does have its job is never doubled. A job that failed for good while its
  * delivery stayed pending (a crash between the two) marks the delivery failed.
  */
-export async function sweepOutreachDeliveries(deps: WorkerDeps, options: { minAgeMs?: number; limit?: number } = {}): Promise<{ checked: number; requeued: number; failed: number }> {
+export async function sweepOutreachDeliveries(deps: Pick<WorkerDeps, 'config' | 'database' | 'queues' | 'logger'>, options: { minAgeMs?: number; limit?: number } = {}): Promise<{ checked: number; requeued: number; failed: number }> {
   const { db } = deps.database
   const rows = await listStalePendingDeliveries(db, options.minAgeMs ?? SWEEP_MIN_AGE_MS, options.limit ?? SWEEP_BATCH)
   const queue = deps.queues.get(JOBS.outreach.queue)

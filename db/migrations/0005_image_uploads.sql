@@ -1,0 +1,2 @@
+ALTER TABLE "upload_files" ADD COLUMN "purged_at" timestamp with time zone;--> statement-breakpoint
+CREATE UNIQUE INDEX "property_images_upload_file_uq" ON "property_images" USING btree ("upload_file_id");

@@ -1,0 +1,269 @@
+/**
+ * Data access for image uploads (contract §5): upload sessions and their files, the property's
+ * images, and the sweeps. Original keys are read here only to hand them to storage; they are
+ * never part of an API answer.
+ */
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
+import type { Db } from '../client'
+import { businesses, propertyImages, uploadFiles, uploadSessions } from '../schema'
+
+/** Completion is accepted this long after `expires_at`, so an upload started just before the deadline can finish. */
+export const COMPLETE_GRACE_MS = 5 * 60 * 1000
+
+export type SessionState = 'pending' | 'processing' | 'completed' | 'failed' | 'expired'
+export type FileState = 'pending' | 'processing' | 'ready' | 'failed'
+
+export interface NewUploadFile {
+  filename: string
+  contentType: string
+  declaredSize: number
+  originalKey: string
+}
+
+export interface UploadFileRow {
+  id: string
+  position: number
+  contentType: string
+  declaredSize: number
+  originalKey: string
+  state: FileState
+  error: string | null
+  imageId: string | null
+}
+
+export interface UploadSessionRow {
+  id: string
+  businessId: number
+  propertyId: number
+  state: SessionState
+  expiresAt: Date
+  files: UploadFileRow[]
+}
+
+const fileColumns = {
+  id: uploadFiles.id,
+  position: uploadFiles.position,
+  contentType: uploadFiles.contentType,
+  declaredSize: uploadFiles.declaredSize,
+  originalKey: uploadFiles.originalKey,
+  state: uploadFiles.state,
+  error: uploadFiles.error,
+  imageId: uploadFiles.imageId,
+}
+
+export async function createUploadSession(db: Db, params: { businessId: number; propertyId: number; expiresAt: Date; files: NewUploadFile[] }): Promise<{ id: string; files: (UploadFileRow & NewUploadFile)[] }> {
+  const [session] = await db.insert(uploadSessions).values({ businessId: params.businessId, propertyId: params.propertyId, expiresAt: params.expiresAt }).returning({ id: uploadSessions.id })
+  const files = await db
+    .insert(uploadFiles)
+    .values(params.files.map((f, i) => ({ sessionId: session.id, position: i + 1, ...f })))
+    .returning({ ...fileColumns, filename: uploadFiles.filename })
+  files.sort((a, b) => a.position - b.position)
+  return { id: session.id, files: files as (UploadFileRow & NewUploadFile)[] }
+}
+
+async function filesOf(db: Db, sessionId: string): Promise<UploadFileRow[]> {
+  return (await db.select(fileColumns).from(uploadFiles).where(eq(uploadFiles.sessionId, sessionId)).orderBy(asc(uploadFiles.position))) as UploadFileRow[]
+}
+
+/** The session of this business and property (tenancy: anything else is "not found"). */
+export async function findUploadSession(db: Db, where: { businessId: number; propertyId: number; uploadId: string }): Promise<UploadSessionRow | null> {
+  const [session] = await db
+    .select({ id: uploadSessions.id, businessId: uploadSessions.businessId, propertyId: uploadSessions.propertyId, state: uploadSessions.state, expiresAt: uploadSessions.expiresAt })
+    .from(uploadSessions)
+    .where(and(eq(uploadSessions.id, where.uploadId), eq(uploadSessions.businessId, where.businessId), eq(uploadSessions.propertyId, where.propertyId)))
+  if (!session) return null
+  return { ...session, files: await filesOf(db, session.id) }
+}
+
+/** The session by id alone (workers). */
+export async function loadUploadSession(db: Db, uploadId: string): Promise<UploadSessionRow | null> {
+  const [session] = await db
+    .select({ id: uploadSessions.id, businessId: uploadSessions.businessId, propertyId: uploadSessions.propertyId, state: uploadSessions.state, expiresAt: uploadSessions.expiresAt })
+    .from(uploadSessions)
+    .where(eq(uploadSessions.id, uploadId))
+  if (!session) return null
+  return { ...session, files: await filesOf(db, session.id) }
+}
+
+/** A pending session past its completion deadline is expired, swept or not. */
+export function effectiveState(session: Pick<UploadSessionRow, 'state' | 'expiresAt'>, now = Date.now()): SessionState {
+  return session.state === 'pending' && session.expiresAt.getTime() + COMPLETE_GRACE_MS < now ? 'expired' : session.state
+}
+
+/** pending → processing for the session and its files; a no-op in any other state. Returns whether it moved. */
+export async function startProcessing(db: Db, sessionId: string): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const moved = await tx
+      .update(uploadSessions)
+      .set({ state: 'processing', completedAt: sql`now()` })
+      .where(and(eq(uploadSessions.id, sessionId), eq(uploadSessions.state, 'pending')))
+      .returning({ id: uploadSessions.id })
+    if (moved.length === 0) return false
+    await tx.update(uploadFiles).set({ state: 'processing' }).where(and(eq(uploadFiles.sessionId, sessionId), eq(uploadFiles.state, 'pending')))
+    return true
+  })
+}
+
+/** Back to pending when the completion job could not be queued (the client may retry). */
+export async function revertProcessing(db: Db, sessionId: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.update(uploadSessions).set({ state: 'pending', completedAt: null }).where(and(eq(uploadSessions.id, sessionId), eq(uploadSessions.state, 'processing')))
+    await tx.update(uploadFiles).set({ state: 'pending' }).where(and(eq(uploadFiles.sessionId, sessionId), eq(uploadFiles.state, 'processing'), isNull(uploadFiles.imageId)))
+  })
+}
+
+/** Once no file is pending or processing: `completed` if any file is ready, else `failed`. */
+export async function settleSession(db: Db, sessionId: string): Promise<void> {
+  await db.execute(sql`
+    update upload_sessions s set state = case when exists (select 1 from upload_files f where f.session_id = s.id and f.state = 'ready') then 'completed' else 'failed' end
+    where s.id = ${sessionId} and s.state = 'processing'
+      and not exists (select 1 from upload_files f where f.session_id = s.id and f.state in ('pending', 'processing'))`)
+}
+
+export async function failFile(db: Db, fileId: string, reason: string): Promise<void> {
+  await db.update(uploadFiles).set({ state: 'failed', error: reason }).where(and(eq(uploadFiles.id, fileId), inArray(uploadFiles.state, ['pending', 'processing'])))
+}
+
+/**
+ * Creates the image rows of files that passed the checks, appended after the property's images
+ * in upload order (contract §5). The property row is locked so concurrent sessions append in
+ * turn; a file that already has its image keeps it (the job may run twice). The first image of
+ * a property without a primary one becomes primary. Returns the ids of images still to process.
+ */
+export async function createImagesForFiles(db: Db, session: Pick<UploadSessionRow, 'id' | 'businessId' | 'propertyId'>, files: Pick<UploadFileRow, 'id' | 'originalKey'>[]): Promise<string[]> {
+  if (files.length === 0) return []
+  return db.transaction(async (tx) => {
+    const locked = await tx.execute(sql`select id from properties where id = ${session.propertyId} for update`)
+    if (locked.length === 0) return []
+    for (const file of files) {
+      await tx.execute(sql`
+        insert into property_images (business_id, property_id, upload_file_id, original_key, position, is_primary, state)
+        select ${session.businessId}, ${session.propertyId}, ${file.id}, ${file.originalKey},
+          coalesce((select max(position) from property_images where property_id = ${session.propertyId}), 0) + 1,
+          not exists (select 1 from property_images where property_id = ${session.propertyId} and is_primary and state <> 'failed'),
+          'processing'
+        on conflict (upload_file_id) do nothing`)
+    }
+    const rows = await tx
+      .select({ id: propertyImages.id, fileId: propertyImages.uploadFileId, state: propertyImages.state })
+      .from(propertyImages)
+      .where(inArray(propertyImages.uploadFileId, files.map((f) => f.id)))
+      .orderBy(asc(propertyImages.position))
+    for (const r of rows) await tx.update(uploadFiles).set({ imageId: r.id }).where(eq(uploadFiles.id, r.fileId!))
+    return rows.filter((r) => r.state === 'processing').map((r) => r.id)
+  })
+}
+
+export interface ImageToProcess {
+  id: string
+  businessId: number
+  propertyId: number
+  uploadFileId: string | null
+  originalKey: string
+  state: 'processing' | 'ready' | 'failed'
+  businessName: string
+  watermarkKey: string | null
+}
+
+export async function loadImageToProcess(db: Db, imageId: string): Promise<ImageToProcess | null> {
+  const [row] = await db
+    .select({
+      id: propertyImages.id,
+      businessId: propertyImages.businessId,
+      propertyId: propertyImages.propertyId,
+      uploadFileId: propertyImages.uploadFileId,
+      originalKey: propertyImages.originalKey,
+      state: propertyImages.state,
+      businessName: businesses.name,
+      watermarkKey: businesses.watermarkKey,
+    })
+    .from(propertyImages)
+    .innerJoin(businesses, eq(businesses.id, propertyImages.businessId))
+    .where(eq(propertyImages.id, imageId))
+  return row ?? null
+}
+
+async function sessionOfFile(db: Db, fileId: string | null): Promise<string | null> {
+  if (!fileId) return null
+  const [row] = await db.select({ sessionId: uploadFiles.sessionId }).from(uploadFiles).where(eq(uploadFiles.id, fileId))
+  return row?.sessionId ?? null
+}
+
+export async function markImageReady(db: Db, image: Pick<ImageToProcess, 'id' | 'uploadFileId'>, result: { publicKey: string; publicUrl: string; width: number; height: number }): Promise<void> {
+  await db.transaction(async (tx) => {
+    const updated = await tx
+      .update(propertyImages)
+      .set({ state: 'ready', publicKey: result.publicKey, publicUrl: result.publicUrl, width: result.width, height: result.height })
+      .where(and(eq(propertyImages.id, image.id), eq(propertyImages.state, 'processing')))
+      .returning({ id: propertyImages.id })
+    if (updated.length === 0 || !image.uploadFileId) return
+    await tx.update(uploadFiles).set({ state: 'ready', error: null }).where(eq(uploadFiles.id, image.uploadFileId))
+    const sessionId = await sessionOfFile(tx, image.uploadFileId)
+    if (sessionId) await settleSession(tx, sessionId)
+  })
+}
+
+/** The image is refused: it never shows; a primary image hands its role to the next one in order. */
+export async function markImageFailed(db: Db, image: Pick<ImageToProcess, 'id' | 'uploadFileId' | 'propertyId'>, reason: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.execute(sql`select id from properties where id = ${image.propertyId} for update`)
+    const updated = await tx
+      .update(propertyImages)
+      .set({ state: 'failed', isPrimary: false })
+      .where(and(eq(propertyImages.id, image.id), eq(propertyImages.state, 'processing')))
+      .returning({ wasPrimary: sql<boolean>`${true}` })
+    if (updated.length === 0) return
+    await tx.execute(sql`
+      update property_images set is_primary = true
+      where id = (select id from property_images where property_id = ${image.propertyId} and state <> 'failed' order by position limit 1)
+        and not exists (select 1 from property_images where property_id = ${image.propertyId} and is_primary and state <> 'failed')`)
+    if (!image.uploadFileId) return
+    await failFile(tx, image.uploadFileId, reason)
+    const sessionId = await sessionOfFile(tx, image.uploadFileId)
+    if (sessionId) await settleSession(tx, sessionId)
+  })
+}
+
+/**
+ * Sweep 1: pending sessions past their completion deadline become `expired`. Returns the
+ * originals of their files that may have been uploaded, to delete.
+ */
+export async function expireSessions(db: Db, now = new Date()): Promise<{ fileId: string; originalKey: string }[]> {
+  const deadline = new Date(now.getTime() - COMPLETE_GRACE_MS)
+  return db.transaction(async (tx) => {
+    const expired = await tx
+      .update(uploadSessions)
+      .set({ state: 'expired' })
+      .where(and(eq(uploadSessions.state, 'pending'), sql`${uploadSessions.expiresAt} < ${deadline.toISOString()}`))
+      .returning({ id: uploadSessions.id })
+    if (expired.length === 0) return []
+    return tx
+      .select({ fileId: uploadFiles.id, originalKey: uploadFiles.originalKey })
+      .from(uploadFiles)
+      .where(and(inArray(uploadFiles.sessionId, expired.map((s) => s.id)), isNull(uploadFiles.purgedAt)))
+  })
+}
+
+/** Sweep 2: originals of failed files and of expired sessions not yet deleted (a delete that failed earlier is retried). */
+export async function originalsToPurge(db: Db, limit = 500): Promise<{ fileId: string; originalKey: string }[]> {
+  const rows = await db.execute<{ file_id: string; original_key: string }>(sql`
+    select f.id as file_id, f.original_key from upload_files f join upload_sessions s on s.id = f.session_id
+    where f.purged_at is null and (f.state = 'failed' or s.state = 'expired')
+    limit ${limit}`)
+  return rows.map((r) => ({ fileId: r.file_id, originalKey: r.original_key }))
+}
+
+export async function markPurged(db: Db, fileIds: string[]): Promise<void> {
+  if (fileIds.length === 0) return
+  await db.update(uploadFiles).set({ purgedAt: sql`now()` }).where(inArray(uploadFiles.id, fileIds))
+}
+
+/** Expired sessions are kept a week for `GET …/uploads/{id}`, then forgotten. */
+export async function deleteOldExpiredSessions(db: Db, olderThanMs = 7 * 24 * 3600 * 1000): Promise<number> {
+  const cutoff = new Date(Date.now() - olderThanMs)
+  const rows = await db
+    .delete(uploadSessions)
+    .where(and(eq(uploadSessions.state, 'expired'), sql`${uploadSessions.expiresAt} < ${cutoff.toISOString()}`))
+    .returning({ id: uploadSessions.id })
+  return rows.length
+}

@@ -1,0 +1,117 @@
+/**
+ * The `s3` driver (AWS S3, MinIO, R2, any S3-compatible store): originals in S3_PRIVATE_BUCKET,
+ * public copies in S3_PUBLIC_BUCKET served through CDN_URL (the bucket's public endpoint or a
+ * CDN in front of it). Checksums are computed only when an operation requires them, which keeps
+ * the SDK compatible with stores that do not implement the newer flexible checksums.
+ */
+import {
+  DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client,
+} from '@aws-sdk/client-s3'
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
+import type { Config } from '../config'
+import { assertKey, type Area, type ObjectInfo, type PresignPutOptions, type PresignedPut, type Storage } from './index'
+
+const isNotFound = (error: unknown) => {
+  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } }
+  return e?.name === 'NoSuchKey' || e?.name === 'NotFound' || e?.$metadata?.httpStatusCode === 404
+}
+
+export class S3Storage implements Storage {
+  readonly driver = 's3' as const
+  readonly client: S3Client
+  private readonly buckets: Record<Area, string>
+
+  constructor(private readonly config: Pick<Config, 's3' | 'cdnUrl'>) {
+    const { s3 } = config
+    this.client = new S3Client({
+      endpoint: s3.endpoint,
+      region: s3.region,
+      forcePathStyle: s3.forcePathStyle,
+      credentials: s3.accessKeyId && s3.secretAccessKey ? { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } : undefined,
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    })
+    this.buckets = { private: s3.privateBucket, public: s3.publicBucket }
+  }
+
+  async ensureReady(): Promise<void> {}
+
+  async put(area: Area, key: string, body: Uint8Array, contentType: string): Promise<void> {
+    assertKey(key)
+    await this.client.send(new PutObjectCommand({
+      Bucket: this.buckets[area],
+      Key: key,
+      Body: body,
+      ContentType: contentType,
+      // Public keys are unguessable and never rewritten with different content.
+      CacheControl: area === 'public' ? 'public, max-age=31536000, immutable' : undefined,
+    }))
+  }
+
+  async get(area: Area, key: string): Promise<Uint8Array | null> {
+    assertKey(key)
+    try {
+      const res = await this.client.send(new GetObjectCommand({ Bucket: this.buckets[area], Key: key }))
+      return await res.Body!.transformToByteArray()
+    } catch (error) {
+      if (isNotFound(error)) return null
+      throw error
+    }
+  }
+
+  async getHead(area: Area, key: string, length: number): Promise<Uint8Array | null> {
+    assertKey(key)
+    try {
+      const res = await this.client.send(new GetObjectCommand({ Bucket: this.buckets[area], Key: key, Range: `bytes=0-${length - 1}` }))
+      const bytes = await res.Body!.transformToByteArray()
+      // A store that ignores Range answers the whole object; keep only what was asked for.
+      return bytes.byteLength > length ? bytes.subarray(0, length) : bytes
+    } catch (error) {
+      if (isNotFound(error)) return null
+      // An empty object cannot satisfy a range.
+      if ((error as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode === 416) return new Uint8Array(0)
+      throw error
+    }
+  }
+
+  async head(area: Area, key: string): Promise<ObjectInfo | null> {
+    assertKey(key)
+    try {
+      const res = await this.client.send(new HeadObjectCommand({ Bucket: this.buckets[area], Key: key }))
+      return { size: res.ContentLength ?? 0, contentType: res.ContentType ?? null }
+    } catch (error) {
+      if (isNotFound(error)) return null
+      throw error
+    }
+  }
+
+  async delete(area: Area, key: string): Promise<void> {
+    assertKey(key)
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.buckets[area], Key: key }))
+    } catch (error) {
+      if (!isNotFound(error)) throw error
+    }
+  }
+
+  /**
+   * The Content-Type is signed, so the PUT must carry exactly it. The size cannot be bounded by a
+   * presigned PUT (only an exact Content-Length could be signed); upload-complete refuses an
+   * object larger than declared and deletes it.
+   */
+  async presignPut(key: string, options: PresignPutOptions): Promise<PresignedPut> {
+    assertKey(key)
+    const command = new PutObjectCommand({ Bucket: this.buckets.private, Key: key, ContentType: options.contentType })
+    const url = await getSignedUrl(this.client, command, { expiresIn: options.expiresInSeconds, signableHeaders: new Set(['content-type']) })
+    return { url, headers: { 'content-type': options.contentType } }
+  }
+
+  publicUrl(key: string): string {
+    assertKey(key)
+    return `${this.config.cdnUrl}/${key}`
+  }
+
+  destroy(): void {
+    this.client.destroy()
+  }
+}

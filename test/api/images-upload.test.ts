@@ -1,0 +1,3 @@
+import { imageFlowSuite } from '../helpers/image-flow'
+
+imageFlowSuite('local', async () => ({ env: { STORAGE_DRIVER: 'local' }, stop: async () => {} }))
