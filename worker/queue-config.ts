@@ -18,6 +18,7 @@ export const QUEUE_WORKER_OPTIONS: Record<QueueName, Partial<WorkerOptions>> = {
   // Mostly storage HEAD/GET calls: I/O bound.
   'upload-complete': { concurrency: 8 },
   // CPU bound (sharp); sharp uses its own thread pool, so more jobs than cores only adds memory.
+  // worker/runtime.ts sets it to IMAGE_THREADS + 1 (one job per thread, one fetching/storing).
   'image-watermark': { concurrency: 2 },
   // Short SQL rebuilds.
   'catalogue-reindex': { concurrency: 8 },

@@ -81,11 +81,15 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys'>) {
       meta.auth = await deps.keys.authenticate(request.headers)
     })
     // The body was read once by inspectJsonBody (the stream is consumed); parse that text.
+    // Outside /v1 the only body is the local storage PUT, which streams the raw request itself
+    // (a route's `parse: 'none'` no longer applies once a global parse hook exists).
     .onParse({ as: 'global' }, ({ request }) => {
-      const text = metaByRequest.get(request)?.bodyText
+      const meta = metaByRequest.get(request)
+      if (!pathOf(request.url).startsWith('/v1/')) return null
+      const text = meta?.bodyText
       if (text === undefined) return
       try {
-        return JSON.parse(text)
+        return PRIMITIVE_KEY_RE.test(text) ? JSON.parse(text, keepConvertible) : JSON.parse(text)
       } catch (error) {
         throw new ParseError(error as Error)
       }
@@ -158,6 +162,20 @@ async function inspectJsonBody(request: Request, meta: RequestMeta): Promise<voi
   // Raw bytes were valid UTF-8, so only a `\u` escape can produce NUL or a lone surrogate.
   if (UNSTORABLE_ESCAPE_RE.test(text)) meta.bodyHasNul = true
   meta.bodyText = text
+}
+
+/**
+ * A JSON object may carry `toString`/`valueOf` keys holding data; such an object cannot be
+ * converted to a string, and Elysia's validation error does exactly that for a rejected value
+ * (a 500 instead of the 422, found by the fuzz tests). A hidden Symbol.toPrimitive keeps it
+ * convertible without changing its keys or JSON form. Only bodies naming those keys pay for the reviver.
+ */
+const PRIMITIVE_KEY_RE = /"(?:toString|valueOf)"\s*:/
+function keepConvertible(_key: string, value: unknown): unknown {
+  if (value !== null && typeof value === 'object' && (Object.hasOwn(value, 'toString') || Object.hasOwn(value, 'valueOf'))) {
+    Object.defineProperty(value, Symbol.toPrimitive, { value: () => '[object Object]', enumerable: false })
+  }
+  return value
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
@@ -244,6 +262,9 @@ function toProblem(error: unknown, code: string | number, request: Request, requ
 }
 
 function locateRawValue(value: unknown, raw: RawInputs): (string | number)[] | undefined {
+  // Only scalars can have come from a path or query string; an object from a body may even
+  // carry a `toString` that is not a function.
+  if (value !== null && typeof value === 'object') return undefined
   for (const [where, values] of [['path', raw.path], ['query', raw.query]] as const) {
     for (const [name, v] of Object.entries(values ?? {})) if (v === value || String(v) === String(value) || (typeof value === 'number' && Number(v) === value)) return [where, name]
   }

@@ -4,7 +4,7 @@
  */
 import { Type as T } from '@sinclair/typebox'
 import { t } from 'elysia'
-import { Timestamp, literalUnion } from '../schemas'
+import { Timestamp, idParam, literalUnion } from '../schemas'
 
 export const UPLOAD_CONTENT_TYPES = ['image/jpeg', 'image/png', 'image/webp'] as const
 /** 25 MiB per file (contract §5). */
@@ -12,7 +12,7 @@ export const MAX_UPLOAD_BYTES = 26_214_400
 export const MAX_FILES_PER_UPLOAD = 50
 
 export const UploadParams = t.Object({
-  property_id: t.Integer({ minimum: 1, description: 'Numeric property id, ≥ 1.' }),
+  property_id: idParam('property_id').properties.property_id,
   upload_id: t.String({ description: 'Upload session id returned by `createImageUpload`; an unknown or malformed id is a 404.' }),
 })
 

@@ -7,7 +7,7 @@ import { Elysia } from 'elysia'
 import { randomBytes } from 'node:crypto'
 import type { AppDeps } from '../deps'
 import { authPlugin } from '../plugins/auth'
-import { IdempotencyKeyHeader } from '../schemas'
+import { IdempotencyKeyHeader, pathIdsToNumbers } from '../schemas'
 import { idempotent } from '../idempotency'
 import { findProperty } from '../../db/queries/properties'
 import { createUploadSession, effectiveState, findUploadSession, revertProcessing, startProcessing, type UploadSessionRow } from '../../db/queries/images'
@@ -64,6 +64,7 @@ export const imageRoutes = (deps: AppDeps) => {
       {
         scope: 'properties:write',
         params: t.Object({ property_id: UploadParams.properties.property_id }),
+        transform: pathIdsToNumbers,
         headers: IdempotencyKeyHeader,
         body: CreateImageUploadRequest,
         response: { 201: CreateImageUploadResponse },
@@ -98,6 +99,7 @@ export const imageRoutes = (deps: AppDeps) => {
       {
         scope: 'properties:write',
         params: UploadParams,
+        transform: pathIdsToNumbers,
         response: { 202: CompleteImageUploadResponse },
         detail: {
           operationId: 'completeImageUpload',
@@ -131,6 +133,7 @@ export const imageRoutes = (deps: AppDeps) => {
       {
         scope: 'properties:write',
         params: UploadParams,
+        transform: pathIdsToNumbers,
         response: { 200: ImageUploadStatusResponse },
         detail: {
           operationId: 'getImageUpload',

@@ -93,8 +93,7 @@ export class ImagePool {
     worker.addEventListener('close', () => {
       if (this.slots.includes(slot)) replace('exited')
     })
-    // Idle threads must not keep the process alive at shutdown.
-    worker.unref()
+    // Threads stay referenced until close() (the worker runtime closes the pool at shutdown).
     this.slots.push(slot)
     return slot
   }

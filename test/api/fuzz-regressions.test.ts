@@ -74,6 +74,16 @@ describe('hostile input found by the fuzzer', () => {
     expect(ok.status, ok.text).toBe(201)
   })
 
+  test('an object with toString/valueOf keys where a string belongs is a 422, not a 500; as data it is kept', async () => {
+    const res = await call(ctx.app, 'POST', '/v1/leads', { key: biz.apiKey, body: '{"name":{"toString":-1.5,"valueOf":2},"phone":"+34600111335"}' })
+    expect(res.status, res.text).toBe(422)
+    expect(res.body.errors[0].loc).toEqual(['body', 'name'])
+    const ok = await call(ctx.app, 'POST', '/v1/leads', { key: biz.apiKey, body: '{"name":"Ana","phone":"+34600111336","search_location":{"toString":1,"name":"Centro"}}' })
+    expect(ok.status, ok.text).toBe(201)
+    const lead = await call(ctx.app, 'GET', `/v1/leads/${ok.body.id}`, { key: biz.apiKey })
+    expect(lead.body.data.search_location).toEqual({ toString: 1, name: 'Centro' })
+  })
+
   test('ids and numbers beyond PostgreSQL integer are a 422, not a 500', async () => {
     for (const path of ['/v1/properties/2147483648', '/v1/properties/9007199254740993']) {
       for (const method of ['GET', 'PATCH'] as const) {
