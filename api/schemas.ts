@@ -60,9 +60,10 @@ export const MAX_ID = 2_147_483_647
  * violation (`0`) without the parameter's name, and contract §6 wants `loc: ["path","<name>_id"]`.
  * Use as the route's `transform`.
  */
+const NUMERIC_PATH_IDS = new Set(['property_id', 'lead_id'])
 export function pathIdsToNumbers({ params }: { params: Record<string, unknown> }) {
   for (const [name, v] of Object.entries(params)) {
-    if (name.endsWith('_id') && typeof v === 'string' && /^-?\d{1,15}$/.test(v)) params[name] = Number(v)
+    if (NUMERIC_PATH_IDS.has(name) && typeof v === 'string' && /^-?\d{1,15}$/.test(v)) params[name] = Number(v)
   }
 }
 
