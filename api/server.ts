@@ -15,6 +15,14 @@ export interface RunningApi {
 export async function startApi(config: Config, logger: Logger): Promise<RunningApi> {
   const deps = await createApiDeps(config, logger)
   const app = createApp(deps)
+  // Requests being handled, counted here because `server.stop(false)` can resolve while a
+  // request that arrived on a kept-alive connection is still running; closing the stores then
+  // failed it with a 503 (fault harness, scenario d).
+  let inflight = 0
+  let onIdle: (() => void) | undefined
+  const settled = () => {
+    if (--inflight === 0) onIdle?.()
+  }
   const server = Bun.serve({
     port: config.port,
     hostname: '0.0.0.0',
@@ -23,7 +31,10 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
     reusePort: true,
     maxRequestBodySize: MAX_REQUEST_BODY,
     idleTimeout: 30,
-    fetch: (request) => app.handle(request),
+    fetch: (request) => {
+      inflight++
+      return app.handle(request).finally(settled)
+    },
   })
   logger.info('api listening', { port: server.port, url: config.publicUrl })
   return {
@@ -31,8 +42,9 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
     async close(timeoutMs = config.shutdownTimeoutMs) {
       // Stop accepting, let in-flight requests finish (bounded), then close the stores.
       let timer: ReturnType<typeof setTimeout> | undefined
+      const idle = () => (inflight === 0 ? Promise.resolve() : new Promise<void>((r) => (onIdle = r)))
       const drained = await Promise.race([
-        server.stop(false).then(() => true),
+        server.stop(false).then(idle).then(() => true),
         new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs))),
       ])
       clearTimeout(timer)
