@@ -79,21 +79,7 @@ export type LeadCreate = Static<typeof LeadCreateRequest>
 
 /** contract §4: any field of the create body; only supplied fields change; `null` clears a nullable one. */
 export const LeadUpdateRequest = T.Object(
-  {
-    name: optional(fields.name),
-    type: optional(fields.type),
-    email: clearable(fields.email),
-    phone: clearable(fields.phone),
-    source: clearable(fields.source),
-    operation: clearable(fields.operation),
-    property_types: optional(fields.property_types),
-    rating: clearable(fields.rating),
-    urgency: clearable(fields.urgency),
-    budget_max: clearable(fields.budget_max),
-    min_bedrooms: clearable(fields.min_bedrooms),
-    search_location: clearable(fields.search_location),
-    notes: optional(fields.notes),
-  },
+  { ...LeadCreateRequest.properties, name: optional(fields.name) },
   { ...strict, title: 'LeadUpdateRequest', examples: [{ rating: 5, urgency: 'alta-urgencia' }, { email: null, phone: '600111333' }] },
 )
 export type LeadUpdate = Static<typeof LeadUpdateRequest>
