@@ -21,7 +21,11 @@ export const leadInquiries = pgTable(
     sourcePage: text('source_page'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
-  (t) => [index('lead_inquiries_contact_idx').on(t.contactId)],
+  (t) => [
+    index('lead_inquiries_contact_idx').on(t.contactId),
+    // Deleting a property sets property_id null on its inquiries (one look-up, not a table scan).
+    index('lead_inquiries_property_idx').on(t.propertyId).where(sql`${t.propertyId} is not null`),
+  ],
 )
 
 /** One webhook endpoint per business; the signing secret is encrypted at rest (AES-GCM, APP_SECRET). */
@@ -53,6 +57,8 @@ export const outreachDeliveries = pgTable(
   },
   (t) => [
     index('outreach_deliveries_business_idx').on(t.businessId, t.createdAt),
+    // Deleting an inquiry cascades to its deliveries.
+    index('outreach_deliveries_inquiry_idx').on(t.inquiryId),
     // The sweep that re-enqueues pending deliveries whose job was lost reads only these rows.
     index('outreach_deliveries_pending_idx').on(t.createdAt).where(sql`${t.state} = 'pending'`),
   ],

@@ -1,0 +1,3 @@
+CREATE INDEX "properties_owner_idx" ON "properties" USING btree ("owner_id") WHERE "properties"."owner_id" is not null;--> statement-breakpoint
+CREATE INDEX "lead_inquiries_property_idx" ON "lead_inquiries" USING btree ("property_id") WHERE "lead_inquiries"."property_id" is not null;--> statement-breakpoint
+CREATE INDEX "outreach_deliveries_inquiry_idx" ON "outreach_deliveries" USING btree ("inquiry_id");
