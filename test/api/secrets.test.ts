@@ -6,7 +6,6 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
-import { existsSync } from 'node:fs'
 import { sql } from 'drizzle-orm'
 import { call, createTestContext, eventually, seedBusiness, type TestContext } from '../helpers/context'
 import { freePort, ROOT } from '../helpers/processes'
@@ -123,10 +122,7 @@ describe('API key secrets', () => {
   })
 })
 
-const outreachCli = existsSync(`${ROOT}/cli/commands/outreach.ts`)
-if (!outreachCli) console.log('secrets: outreach signing secrets not checked: `cli outreach` is not built yet')
-
-describe.skipIf(!outreachCli)('outreach signing secrets', () => {
+describe('outreach signing secrets', () => {
   test('stored only sealed: no table holds the secret, and only `outreach set` ever prints it', async () => {
     const biz = await seedBusiness(ctx)
     const set = await cli('outreach', 'set', '--business', String(biz.id), '--url', 'http://127.0.0.1:9/hook', '--json')
