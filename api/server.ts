@@ -19,6 +19,7 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
   // request that arrived on a kept-alive connection is still running; closing the stores then
   // failed it with a 503 (fault harness, scenario d).
   let inflight = 0
+  let draining = false
   let onIdle: (() => void) | undefined
   const settled = () => {
     if (--inflight === 0) onIdle?.()
@@ -31,9 +32,16 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
     reusePort: true,
     maxRequestBodySize: MAX_REQUEST_BODY,
     idleTimeout: 30,
-    fetch: (request) => {
+    fetch: async (request) => {
       inflight++
-      return app.handle(request).finally(settled)
+      try {
+        const response = await app.handle(request)
+        // Draining: tell keep-alive clients to open their next request elsewhere.
+        if (draining) response.headers.set('connection', 'close')
+        return response
+      } finally {
+        settled()
+      }
     },
   })
   logger.info('api listening', { port: server.port, url: config.publicUrl })
@@ -43,15 +51,19 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
       // Stop accepting, let in-flight requests finish (bounded), then close the stores.
       let timer: ReturnType<typeof setTimeout> | undefined
       const idle = () => (inflight === 0 ? Promise.resolve() : new Promise<void>((r) => (onIdle = r)))
+      draining = true
       const drained = await Promise.race([
         server.stop(false).then(idle).then(() => true),
         new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs))),
       ])
       clearTimeout(timer)
-      if (!drained) {
-        logger.warn('in-flight requests did not finish in time; closing', { timeout_ms: timeoutMs })
-        await server.stop(true)
-      }
+      if (!drained) logger.warn('in-flight requests did not finish in time; closing', { timeout_ms: timeoutMs })
+      // An idle kept-alive connection can still carry one more request after stop(false) has
+      // resolved (one create failed with 503 once the stores closed: fault harness, scenario d).
+      // Close the connections, then let whatever slipped in finish before the stores close.
+      await server.stop(true)
+      await Promise.race([idle(), new Promise<void>((r) => (timer = setTimeout(r, 1000)))])
+      clearTimeout(timer)
       await closeApiDeps(deps)
     },
   }
