@@ -112,8 +112,15 @@ export async function revertProcessing(db: Db, sessionId: string): Promise<void>
   })
 }
 
-/** Once no file is pending or processing: `completed` if any file is ready, else `failed`. */
+/**
+ * Once no file is pending or processing: `completed` if any file is ready, else `failed`.
+ * Called in the transaction that just finished a file. The session row is locked first: two
+ * files finishing at once each saw the other still `processing` (write skew under READ
+ * COMMITTED) and the session stayed `processing` forever. After the lock, the update's fresh
+ * snapshot sees the other transaction's committed file.
+ */
 export async function settleSession(db: Db, sessionId: string): Promise<void> {
+  await db.execute(sql`select 1 from upload_sessions where id = ${sessionId} for update`)
   await db.execute(sql`
     update upload_sessions s set state = case when exists (select 1 from upload_files f where f.session_id = s.id and f.state = 'ready') then 'completed' else 'failed' end
     where s.id = ${sessionId} and s.state = 'processing'

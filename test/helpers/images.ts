@@ -112,10 +112,12 @@ export async function uploadFiles(ctx: TestContext, key: string, propertyId: num
   return { uploadId: created.body.upload_id, fileIds: created.body.files.map((f: { file_id: string }) => f.file_id), putStatuses, texts: [created.text, completed.text] }
 }
 
-export async function waitForUpload(ctx: TestContext, key: string, propertyId: number, uploadId: string, timeoutMs = 30_000) {
+export async function waitForUpload(ctx: TestContext, key: string, propertyId: number, uploadId: string, timeoutMs = 20_000) {
+  let lastText = ''
   return eventually(async () => {
     const res = await call(ctx.app, 'GET', `/v1/properties/${propertyId}/images/uploads/${uploadId}`, { key })
     expect(res.status, res.text).toBe(200)
+    lastText = res.text
     return ['completed', 'failed'].includes(res.body.data.state) ? res : null
-  }, { timeoutMs, what: `upload ${uploadId} to finish` })
+  }, { timeoutMs, what: `upload ${uploadId} to finish`, get detail() { return lastText } })
 }
