@@ -5,8 +5,9 @@
  */
 import { and, eq, sql } from 'drizzle-orm'
 import type { Db } from '../client'
-import { contacts, leadInquiries, properties } from '../schema'
+import { contacts, leadInquiries } from '../schema'
 import { hasEnabledOutreachEndpoint, insertOutreachDelivery } from './outreach'
+import { findProperty } from './properties'
 import { newDeliveryId, type DeliveryBody } from '../../shared/outreach'
 
 export interface NewContactValues {
@@ -82,8 +83,7 @@ export async function findOrCreateContact(db: Db, businessId: number, values: Ne
 }
 
 export async function isPropertyOfBusiness(db: Db, businessId: number, propertyId: number): Promise<boolean> {
-  const [row] = await db.select({ id: properties.id }).from(properties).where(and(eq(properties.id, propertyId), eq(properties.businessId, businessId)))
-  return row !== undefined
+  return (await findProperty(db, businessId, propertyId)) !== null
 }
 
 export async function createInquiry(db: Db, businessId: number, v: InquiryValues): Promise<CreatedInquiry> {

@@ -8,23 +8,10 @@
 import { mkdtempSync, chownSync, mkdirSync, rmSync, openSync, closeSync, readFileSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createServer } from 'node:net'
 import postgres from 'postgres'
+import { freePort, ROOT } from '../helpers/processes'
 
-export const ROOT = new URL('../..', import.meta.url).pathname
 const PG_BIN = '/usr/lib/postgresql/15/bin'
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.unref()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number }
-      srv.close(() => resolve(port))
-    })
-  })
-}
 
 export async function until<T>(what: string, check: () => Promise<T | undefined | null | false>, timeoutMs: number, intervalMs = 100): Promise<T> {
   const deadline = Date.now() + timeoutMs
