@@ -2,6 +2,8 @@
 FROM oven/bun:1.4 AS deps
 WORKDIR /app
 COPY package.json bun.lock ./
+# Driver fixes not yet released upstream; see patches/README.md.
+COPY patches ./patches
 RUN bun install --frozen-lockfile --production
 
 FROM oven/bun:1.4

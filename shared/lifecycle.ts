@@ -11,25 +11,8 @@ export function exitWithStartupError(error: unknown): never {
   process.exit(1)
 }
 
-/**
- * postgres.js 3.4.9 can write to a connection whose socket is already gone (a small write
- * scheduled with setImmediate, or one reached from the data handler, after the server closed
- * the connection): an uncatchable TypeError that took an API down during a PostgreSQL restart
- * (fault harness, scenario c). Upstream: porsager/postgres#1066, #1208 (fix in #1209, not
- * released). The query it belonged to was already failed with CONNECTION_CLOSED, so the
- * process carries on; any other uncaught error still ends it, now with a log line.
- */
-export function isPostgresClosedSocketWrite(error: unknown): boolean {
-  const e = error as Error
-  return e instanceof TypeError && typeof e.stack === 'string' && /\bnextWrite\b/.test(e.stack) && /postgres[\\/]src[\\/]connection\.js/.test(e.stack)
-}
-
 function installCrashHandlers(logger: Logger): void {
   process.on('uncaughtException', (error) => {
-    if (isPostgresClosedSocketWrite(error)) {
-      logger.warn('postgres.js wrote to a closed connection; its query had already failed (porsager/postgres#1208)', { error: error.message })
-      return
-    }
     logger.error('uncaught exception; exiting', { error })
     process.exit(1)
   })

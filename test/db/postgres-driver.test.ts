@@ -1,0 +1,92 @@
+/**
+ * The postgres.js defects patched in patches/postgres@3.4.9.patch, each reproduced against the
+ * real PostgreSQL. Without the patch the first test ends in CONNECT_TIMEOUT, the second waits
+ * forever (the test's own timeout) and the third throws from a timer (an uncaught exception).
+ */
+import { afterAll, describe, expect, test } from 'bun:test'
+import net from 'node:net'
+import postgres from 'postgres'
+
+const url = process.env.DATABASE_URL!
+const { hostname, port } = new URL(url)
+const opened: postgres.Sql[] = []
+
+function pool(options: postgres.Options<{}> = {}): postgres.Sql {
+  const sql = postgres(url, { max: 1, connect_timeout: 3, onnotice: () => {}, ...options })
+  opened.push(sql)
+  return sql
+}
+
+const code = (promise: Promise<unknown>) => promise.then(() => 'ok', (error) => (error as { code?: string }).code ?? String(error))
+
+afterAll(async () => {
+  await Promise.all(opened.map((sql) => sql.end({ timeout: 1 })))
+})
+
+describe('postgres.js after its socket closes', () => {
+  test('a socket that closes with a write still buffered leaves a connection that reconnects and answers', async () => {
+    const sockets: net.Socket[] = []
+    let cut = false
+    const sql = pool({
+      socket: () =>
+        new Promise<net.Socket>((resolve, reject) => {
+          const socket = net.connect(Number(port || 5432), hostname)
+          sockets.push(socket)
+          socket.once('connect', () => resolve(socket))
+          socket.once('error', reject)
+        }),
+      // Runs while the query is being built, before its bytes are buffered: the close is then
+      // handled after the write was scheduled and before it ran, as when a restarting server
+      // drops the connection in the middle of a burst.
+      debug: (_connection: number, text: string) => {
+        if (!cut || !text.includes('cut_here')) return
+        cut = false
+        const socket = sockets.at(-1)!
+        process.nextTick(() => {
+          socket.emit('close', false)
+          socket.destroy()
+        })
+      },
+    })
+    expect(await sql`select 1 as n`).toEqual([{ n: 1 }])
+    cut = true
+    expect(await code(sql`select 1 as cut_here`)).toBe('CONNECTION_CLOSED')
+    const [{ n }] = await sql<{ n: number }[]>`select 2 as n`
+    expect(n).toBe(2)
+    expect(sockets.length).toBe(2)
+  }, 10_000)
+
+  test('queries sent to a terminated backend before its close is seen are settled, not left waiting', async () => {
+    const sql = pool({ max: 2 })
+    const admin = pool()
+    const reserved = await sql.reserve()
+    const [{ pid }] = await reserved<{ pid: number }[]>`select pg_backend_pid() as pid`
+    await admin`select pg_terminate_backend(${pid})`
+    const first = await code(reserved`select 1`)
+    const second = await code(reserved`select 1`)
+    expect(['ECONNRESET', 'CONNECTION_CLOSED', '57P01']).toContain(first)
+    expect(['ECONNRESET', 'CONNECTION_CLOSED', '57P01']).toContain(second)
+    // The pool itself still serves.
+    expect(await sql`select 3 as n`).toEqual([{ n: 3 }])
+  }, 10_000)
+
+  test('a write on a connection whose socket is gone rejects its query instead of throwing', async () => {
+    const uncaught: unknown[] = []
+    const record = (error: unknown) => uncaught.push(error)
+    process.on('uncaughtException', record)
+    try {
+      const sql = pool({ max: 2 })
+      const admin = pool()
+      const reserved = await sql.reserve()
+      const [{ pid }] = await reserved<{ pid: number }[]>`select pg_backend_pid() as pid`
+      await admin`select pg_terminate_backend(${pid})`
+      // Wait until the close has been handled, so the next write finds no socket.
+      await Bun.sleep(200)
+      expect(await code(reserved`select 1`)).toBe('CONNECTION_CLOSED')
+      await Bun.sleep(50)
+      expect(uncaught).toEqual([])
+    } finally {
+      process.off('uncaughtException', record)
+    }
+  }, 10_000)
+})
