@@ -124,7 +124,11 @@ interface LoadResult {
   seconds: number
   latencies: Float64Array
   firstError?: string
+  /** Open loop only: p99 of the requests scheduled in each `WINDOW_SECONDS` slice, in order. */
+  windows?: number[]
 }
+
+const WINDOW_SECONDS = 2
 
 function finish(start: number, ok: number, failed: number, lat: number[], firstError?: string): LoadResult {
   const latencies = Float64Array.from(lat).sort()
@@ -172,11 +176,14 @@ async function openLoop(url: string, headers: Record<string, string>, rate: numb
   const interval = 1000 / rate
   const start = performance.now()
   let sent = 0
+  const byWindow: number[][] = []
   const fire = (scheduled: number) => {
     const p = fetch(url, { method: 'POST', headers, body: ingestPayload() })
       .then(async (res) => {
         const text = await res.text()
-        lat.push(performance.now() - scheduled)
+        const latency = performance.now() - scheduled
+        lat.push(latency)
+        ;(byWindow[Math.floor((scheduled - start) / 1000 / WINDOW_SECONDS)] ??= []).push(latency)
         if (res.status === 200) ok++
         else {
           failed++
@@ -198,7 +205,10 @@ async function openLoop(url: string, headers: Record<string, string>, rate: numb
     await Bun.sleep(1)
   }
   await Promise.all(inFlight)
-  return finish(start, ok, failed, lat, firstError)
+  // A tail that sits in one window is a stall (GC, a neighbour on the core); one that grows
+  // window by window is load the service does not keep up with.
+  const windows = Array.from(byWindow, (w) => pct(Float64Array.from(w ?? []).sort(), 99))
+  return { ...finish(start, ok, failed, lat, firstError), windows }
 }
 
 /** `connections` concurrent `queue.add` loops, one job per lead (what ingest would do without batching). */
@@ -308,6 +318,7 @@ async function main() {
     console.log(`raw queue.add, ${connections} in flight`.padEnd(39) + ` ${(rawManyRate.toFixed(0) + ' jobs/s').padEnd(16)}`)
     console.log(`POST /leads/ingest, max (closed)       ${(maxRate.toFixed(0) + ' req/s').padEnd(16)}${ms(pct(max.latencies, 50)).padEnd(13)}${ms(pct(max.latencies, 99))}`)
     console.log(`POST /leads/ingest, half rate (open)   ${((half.ok / half.seconds).toFixed(0) + ' req/s').padEnd(16)}${ms(pct(half.latencies, 50)).padEnd(13)}${ms(pct(half.latencies, 99))}`)
+    console.log(`  half-rate p99 per ${WINDOW_SECONDS} s window: ${(half.windows ?? []).map((x) => x.toFixed(1)).join(' ')} ms`)
     console.log(`workers persisting (${String(queued.waiting)} jobs)`.padEnd(40) + `${(persistRate.toFixed(0) + ' leads/s').padEnd(16)}${(persisted - before)} leads in ${drainSeconds.toFixed(2)} s`)
     console.log('')
     rows.push(
