@@ -147,7 +147,6 @@ export interface ScenarioResult {
   timings: Record<string, string>
   notes: string[]
   failures: string[]
-  skipped?: string
 }
 
 export function summariseStatuses(outcomes: Outcome[]): string {
@@ -162,10 +161,6 @@ export function summariseStatuses(outcomes: Outcome[]): string {
 export function printResult(r: ScenarioResult, write: (line: string) => void): void {
   write('')
   write(`== ${r.name}`)
-  if (r.skipped) {
-    write(`SKIP ${r.skipped}`)
-    return
-  }
   const entries = Object.entries(r.figures)
   const width = Math.max(...entries.map(([k]) => k.length), ...Object.keys(r.timings).map((k) => k.length))
   for (const [k, v] of entries) write(`  ${k.padEnd(width)}  ${v}`)

@@ -96,10 +96,8 @@ try {
     results.push(r)
     printResult(r, write)
   }
-  if (outreach) {
-    results.push(await outreach.check())
-    printResult(results[results.length - 1], write)
-  }
+  results.push(await outreach.check())
+  printResult(results[results.length - 1], write)
   results.push(scanSecrets())
   printResult(results[results.length - 1], write)
 
@@ -115,24 +113,23 @@ try {
 
 write('')
 write('== summary')
-for (const r of results) write(`${r.skipped ? 'SKIP' : r.failures.length ? 'FAIL' : 'PASS'}  ${r.name}`)
-const failed = results.filter((r) => !r.skipped && r.failures.length).length
-write(`${results.length - failed} passed or skipped, ${failed} failed, in ${((performance.now() - t0) / 1000).toFixed(1)} s; every process the harness started was stopped`)
+for (const r of results) write(`${r.failures.length ? 'FAIL' : 'PASS'}  ${r.name}`)
+const failed = results.filter((r) => r.failures.length).length
+write(`${results.length - failed} passed, ${failed} failed, in ${((performance.now() - t0) / 1000).toFixed(1)} s; every process the harness started was stopped`)
 process.exit(exitCode || (failed ? 1 : 0))
 
 /**
- * An outreach endpoint receiving signed deliveries during the run (when `cli outreach` exists),
- * so the signing secret is used by the workers and then looked for in their output.
+ * An outreach endpoint receiving signed deliveries during the run, so the signing secret is used
+ * by the workers and then looked for in their output.
  */
 async function setUpOutreach(h: HarnessContext) {
-  const paths = ((await (await fetch(`${h.targets[0].baseUrl}/openapi.json`)).json()) as { paths: Record<string, unknown> }).paths
-  if (!('/v1/leads/inquiries' in paths)) return undefined
   const biz = await h.newBusiness('outreach')
   const received: string[] = []
   const receiver = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: async (req) => (received.push(await req.text()), new Response('ok')) })
   const set = JSON.parse(await cluster.cli(['outreach', 'set', '--business', String(biz.id), '--url', `http://127.0.0.1:${receiver.port}/hook`, '--json'], { secret: true }))
   secrets.push({ what: 'outreach signing secret', value: set.secret })
   let sent = 0
+  const refused: string[] = []
   for (let i = 0; i < 20; i++) {
     const r = await fetch(`${h.targets[i % 2].baseUrl}/v1/leads/inquiries`, {
       method: 'POST',
@@ -140,15 +137,16 @@ async function setUpOutreach(h: HarnessContext) {
       body: JSON.stringify({ contact: { name: `Inquiry ${i}`, email: `inquiry${i}@example.com` }, message: 'Me interesa el piso' }),
     })
     if (r.status === 200) sent++
+    else refused.push(`inquiry ${i} answered ${r.status}: ${(await r.text()).slice(0, 200)}`)
   }
   return {
     async check(): Promise<ScenarioResult> {
-      const failures: string[] = []
+      const failures = [...refused]
       const deadline = Date.now() + 30_000
       while (received.length < sent && Date.now() < deadline) await Bun.sleep(100)
       if (received.length < sent) failures.push(`${sent - received.length} of ${sent} outreach deliveries did not arrive`)
       receiver.stop(true)
-      return { name: 'outreach deliveries during the run (the signing secret in use)', figures: { sent, accepted: sent, persisted: received.length, duplicates: Math.max(0, received.length - sent), lost: Math.max(0, sent - received.length) }, timings: {}, notes: [], failures }
+      return { name: 'outreach deliveries during the run (the signing secret in use)', figures: { sent: 20, accepted: sent, persisted: received.length, duplicates: Math.max(0, received.length - sent), lost: Math.max(0, sent - received.length) }, timings: {}, notes: [], failures }
     },
   }
 }
