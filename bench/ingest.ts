@@ -1,5 +1,5 @@
 /**
- * `bun run bench ingest [--duration 20] [--connections 64] [--port 3160] [--api-processes N]`
+ * `bun run bench ingest [--duration 20] [--connections 64] [--port 3160] [--api-processes N] [--worker-processes N]`
  *
  * The rental-ingest hot path (issue 4) on one machine, every store local:
  *  1. a bare `Bun.serve` JSON POST handler (parse the body, answer 200) under the load below:
@@ -10,9 +10,11 @@
  *     valid payloads at `--connections` keep-alive connections (closed loop): accepted req/s,
  *     p50/p99;
  *  4. the same endpoint paced open-loop at half the rate of (3): p99 measured from each
- *     request's scheduled send time, so a stall is not hidden (no coordinated omission);
- *  5. the lead-ingest workers (their own process, started after the load) persisting every
- *     accepted lead: leads/s.
+ *     request's scheduled send time, so a stall is not hidden (no coordinated omission); with,
+ *     per 2 s window, the p99, the generator's own longest pause and (on stderr, from each API
+ *     process) the longest event-loop stall, to tell a server stall from a generator one;
+ *  5. the lead-ingest workers (`--worker-processes`, default one per core, started after the
+ *     load) persisting every accepted lead: leads/s.
  * The load generator is this process (fetch keeps connections alive); the servers run in child
  * processes so the figures include real sockets. Data goes to its own database (DATABASE_URL's
  * name + `_bench`, or BENCH_DATABASE_URL) under a fresh business, removed at the end, and to a
@@ -37,6 +39,8 @@ const num = (name: string, fallback: number) => (f.flags[name] === undefined ? f
 
 /** HTTP server processes per phase (API and the bare reference alike); default one per core. */
 const processes = Math.max(1, num('api-processes', availableParallelism()))
+/** lead-ingest worker processes for the persist phase; default one per core, like the API. */
+const workerProcesses = Math.max(1, num('worker-processes', availableParallelism()))
 
 const pct = (sorted: Float64Array | number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN)
 const ms = (x: number) => `${x.toFixed(2)} ms`
@@ -56,7 +60,29 @@ async function serveApi(port: number) {
   const deps = await createApiDeps(getConfig(), createLogger('error'))
   const app = createApp(deps)
   Bun.serve({ port, hostname: '127.0.0.1', reusePort: true, fetch: (req) => app.handle(req) })
+  watchEventLoop('api')
   console.log('ready')
+}
+
+/** Bench diagnostics on stderr at exit: this process's longest event-loop stall and heap per window. */
+function watchEventLoop(name: string) {
+  const t0 = performance.now()
+  const stalls: number[] = []
+  const heaps: number[] = []
+  let last = t0
+  setInterval(() => {
+    const now = performance.now()
+    const w = Math.floor((now - t0) / 1000 / WINDOW_SECONDS)
+    stalls[w] = Math.max(stalls[w] ?? 0, now - last - 1)
+    heaps[w] = Math.max(heaps[w] ?? 0, process.memoryUsage().heapUsed)
+    last = now
+  }, 1)
+  process.on('SIGTERM', () => {
+    const last = stalls.length
+    const from = Math.max(0, last - 12)
+    console.error(`  ${name} ${process.pid} stall per ${WINDOW_SECONDS} s window (last ${last - from}): ${stalls.slice(from).map((x) => (x ?? 0).toFixed(0)).join(' ')} ms; heap MB: ${heaps.slice(from).map((x) => ((x ?? 0) / 1e6).toFixed(0)).join(' ')}`)
+    process.exit(0)
+  })
 }
 
 function serveBare(port: number) {
@@ -94,8 +120,8 @@ function spawnChild(mode: string, env: Record<string, string>, port = 0) {
 }
 
 /** `processes` servers sharing one port (SO_REUSEPORT), as operators run API replicas on one host. */
-function spawnGroup(mode: string, env: Record<string, string>, port: number) {
-  const children = Array.from({ length: processes }, () => spawnChild(mode, env, port))
+function spawnGroup(mode: string, env: Record<string, string>, port: number, count = processes) {
+  const children = Array.from({ length: count }, () => spawnChild(mode, env, port))
   return { ready: Promise.all(children.map((c) => c.ready)), stop: () => Promise.all(children.map((c) => c.stop())) }
 }
 
@@ -126,6 +152,8 @@ interface LoadResult {
   firstError?: string
   /** Open loop only: p99 of the requests scheduled in each `WINDOW_SECONDS` slice, in order. */
   windows?: number[]
+  /** Open loop only: the longest pause of the generator's own loop in each window (ms). */
+  generatorGaps?: number[]
 }
 
 const WINDOW_SECONDS = 2
@@ -197,8 +225,14 @@ async function openLoop(url: string, headers: Record<string, string>, rate: numb
       .finally(() => inFlight.delete(p))
     inFlight.add(p)
   }
+  const gaps: number[] = []
+  let lastTick = start
   for (;;) {
-    const elapsed = performance.now() - start
+    const now = performance.now()
+    const elapsed = now - start
+    const w = Math.floor(elapsed / 1000 / WINDOW_SECONDS)
+    gaps[w] = Math.max(gaps[w] ?? 0, now - lastTick)
+    lastTick = now
     if (elapsed >= seconds * 1000) break
     const due = Math.floor(elapsed / interval) + 1
     while (sent < due) fire(start + sent++ * interval)
@@ -208,7 +242,7 @@ async function openLoop(url: string, headers: Record<string, string>, rate: numb
   // A tail that sits in one window is a stall (GC, a neighbour on the core); one that grows
   // window by window is load the service does not keep up with.
   const windows = Array.from(byWindow, (w) => pct(Float64Array.from(w ?? []).sort(), 99))
-  return { ...finish(start, ok, failed, lat, firstError), windows }
+  return { ...finish(start, ok, failed, lat, firstError), windows, generatorGaps: Array.from(gaps, (g) => g ?? 0) }
 }
 
 /** `connections` concurrent `queue.add` loops, one job per lead (what ingest would do without batching). */
@@ -258,7 +292,7 @@ async function main() {
   const headers = { 'content-type': 'application/json', 'x-api-key': key.apiKey }
   const env = { DATABASE_URL: url, QUEUE_PREFIX: prefix }
   const rows: [string, string, string, string][] = []
-  let workers: ReturnType<typeof spawnChild> | undefined
+  let workers: ReturnType<typeof spawnGroup> | undefined
 
   try {
     // 1. bare Bun.serve
@@ -296,7 +330,7 @@ async function main() {
     const [{ n: before }] = await sql<{ n: number }[]>`select count(*)::int as n from contacts where business_id = ${business.id}`
     const queue = new Queue('lead-ingest', { connection: new IORedis(config.redisUrl), prefix })
     const queued = await queue.getJobCounts('waiting')
-    workers = spawnChild('run-workers', env)
+    workers = spawnGroup('run-workers', env, 0, workerProcesses)
     await workers.ready
     const t0 = performance.now()
     let persisted = before
@@ -319,7 +353,8 @@ async function main() {
     console.log(`POST /leads/ingest, max (closed)       ${(maxRate.toFixed(0) + ' req/s').padEnd(16)}${ms(pct(max.latencies, 50)).padEnd(13)}${ms(pct(max.latencies, 99))}`)
     console.log(`POST /leads/ingest, half rate (open)   ${((half.ok / half.seconds).toFixed(0) + ' req/s').padEnd(16)}${ms(pct(half.latencies, 50)).padEnd(13)}${ms(pct(half.latencies, 99))}`)
     console.log(`  half-rate p99 per ${WINDOW_SECONDS} s window: ${(half.windows ?? []).map((x) => x.toFixed(1)).join(' ')} ms`)
-    console.log(`workers persisting (${String(queued.waiting)} jobs)`.padEnd(40) + `${(persistRate.toFixed(0) + ' leads/s').padEnd(16)}${(persisted - before)} leads in ${drainSeconds.toFixed(2)} s`)
+    console.log(`  load generator's longest pause per window: ${(half.generatorGaps ?? []).map((x) => x.toFixed(1)).join(' ')} ms`)
+    console.log(`${workerProcesses} worker process(es) persisting (${String(queued.waiting)} jobs)`.padEnd(40) + `${(persistRate.toFixed(0) + ' leads/s').padEnd(16)}${(persisted - before)} leads in ${drainSeconds.toFixed(2)} s`)
     console.log('')
     rows.push(
       ['ingest / raw queue.add loop', `${(maxRate / rawRate).toFixed(2)}×`, '≥ 1.0×', maxRate / rawRate >= 1 ? 'met' : 'NOT met'],
