@@ -14,7 +14,6 @@ export interface HarnessContext {
   sql: postgres.Sql
   queues: Queues
   targets: Target[]
-  hasIngest: boolean
   ingests: number
   newBusiness(tag: string): Promise<{ id: number; apiKey: string }>
   progress(line: string): void
@@ -77,7 +76,6 @@ const pidsOf = (h: HarnessContext) => new Map([...h.cluster.apis, ...h.cluster.w
 
 export async function scenarioWorkerKill(h: HarnessContext): Promise<ScenarioResult> {
   const name = `a. ${h.ingests} ingests over both APIs, 20% repeated phones, a lead-ingest worker kill -9'ed mid-run and restarted`
-  if (!h.hasIngest) return { name, figures: {} as never, timings: {}, notes: [], failures: ['POST /v1/leads/ingest is missing from /openapi.json'] }
   const biz = await h.newBusiness('a')
   const phones = phonesWithRepeats(h.ingests, 0.2, 0, 1)
   const victim = h.cluster.workers[0]
@@ -132,7 +130,6 @@ export async function scenarioWorkerKill(h: HarnessContext): Promise<ScenarioRes
 
 export async function scenarioRedisOutage(h: HarnessContext): Promise<ScenarioResult> {
   const name = 'b. Redis stopped for 10 s during ingest load, then started'
-  if (!h.hasIngest) return { name, figures: {} as never, timings: {}, notes: [], failures: ['POST /v1/leads/ingest is missing from /openapi.json'] }
   const biz = await h.newBusiness('b')
   const failures: string[] = []
   const notes: string[] = []
@@ -208,7 +205,7 @@ export async function scenarioPostgresOutage(h: HarnessContext): Promise<Scenari
   if (created.status !== 201) failures.push(`seed property: ${created.status} ${JSON.stringify(created.body)}`)
   else await request(h.targets, 0, 'POST', `/v1/properties/${created.body.id}/publish`, { key: biz.apiKey })
   const phones = phonesWithRepeats(100_000, 0, 2_000_000, 3)
-  const kinds = h.hasIngest ? ['list', 'me', 'create', 'ingest'] : ['list', 'me', 'create']
+  const kinds = ['list', 'me', 'create', 'ingest']
   const t0 = performance.now()
   let stoppedAt = 0
   let startedAt = 0
@@ -276,16 +273,12 @@ export async function scenarioPostgresOutage(h: HarnessContext): Promise<Scenari
   const propertyDuplicates = titles.reduce((x, r) => x + r.n - 1, 0)
   const foundProperties = createdIds.length ? (await h.sql<{ id: number }[]>`select id from properties where id in ${h.sql(createdIds)}`).length : 0
   const missingProperties = createdIds.length - foundProperties
-  let ingestLost = 0
-  let persistedLeads = 0
-  if (h.hasIngest) {
-    await drainIngest(h, 90_000).catch((e) => failures.push(String(e.message)))
-    const ingestOutcomes = outcomes.map((o, i) => (kinds[i % kinds.length] === 'ingest' ? o : ({ status: 0, ms: 0, retried: false } as Outcome)))
-    const f = await ingestFigures(h, biz.id, phones, ingestOutcomes)
-    ingestLost = f.lost.length
-    persistedLeads = f.persisted
-    if (f.lost.length) failures.push(`${f.lost.length} ingests answered 200 have no lead`)
-  }
+  await drainIngest(h, 90_000).catch((e) => failures.push(String(e.message)))
+  const ingestOutcomes = outcomes.map((o, i) => (kinds[i % kinds.length] === 'ingest' ? o : ({ status: 0, ms: 0, retried: false } as Outcome)))
+  const ingest = await ingestFigures(h, biz.id, phones, ingestOutcomes)
+  const ingestLost = ingest.lost.length
+  const persistedLeads = ingest.persisted
+  if (ingestLost) failures.push(`${ingestLost} ingests answered 200 have no lead`)
   if (missingProperties) failures.push(`${missingProperties} created properties are missing`)
   if (propertyDuplicates) failures.push(`${propertyDuplicates} duplicate properties`)
   const outage503 = duringOutage.filter((o) => o.status === 503)
@@ -322,12 +315,11 @@ export async function scenarioSigterm(h: HarnessContext): Promise<ScenarioResult
   const worker = h.cluster.workers[0]
   const n = Math.max(1000, Math.min(4000, Math.round(h.ingests * 0.4)))
   const phones = phonesWithRepeats(n, 0, 3_000_000, 4)
-  const useIngest = h.hasIngest
   const boundMs = 10_000 + 5000 // SHUTDOWN_TIMEOUT_MS + the hard limit's margin (shared/lifecycle.ts)
   let signalledAt = 0
   const exits: Promise<{ p: ManagedProcess; code: number | null; ms: number }>[] = []
   const call = (i: number) =>
-    useIngest && i % 2 === 0
+    i % 2 === 0
       ? request(h.targets, i, 'POST', '/v1/leads/ingest', { key: biz.apiKey, body: ingestBody(phones[i], i, 'd') })
       : request(h.targets, i, 'POST', '/v1/properties', { key: biz.apiKey, body: propertyBody(`d-${i}`), headers: { 'idempotency-key': `d-${i}` } })
   const started = performance.now()
@@ -351,24 +343,18 @@ export async function scenarioSigterm(h: HarnessContext): Promise<ScenarioResult
   const failed = outcomes.filter((o) => !is2xx(o))
   if (failed.length) failures.push(`${failed.length} requests failed: ${summariseStatuses(failed)}`)
   // Properties: every 201 is a row, one per idempotency key.
-  const creates = outcomes.map((o, i) => ({ o, i })).filter(({ i }) => !(useIngest && i % 2 === 0))
+  const creates = outcomes.map((o, i) => ({ o, i })).filter(({ i }) => i % 2 !== 0)
   const acceptedCreates = creates.filter(({ o }) => o.status === 201)
   const rows = await h.sql<{ title: string; n: number }[]>`select title, count(*)::int as n from properties where business_id = ${biz.id} group by title`
   const byTitle = new Map(rows.map((r) => [r.title, r.n]))
   const lostCreates = acceptedCreates.filter(({ i }) => !byTitle.has(`d-${i}`)).length
   const dupCreates = rows.reduce((sum, r) => sum + r.n - 1, 0)
-  let lostLeads = 0
-  let leadRows = 0
-  let dupLeads = 0
-  let drainMs = NaN
-  if (useIngest) {
-    drainMs = await drainIngest(h, 90_000).catch((e) => (failures.push(String(e.message)), NaN))
-    const ingestOutcomes = outcomes.map((o, i) => (i % 2 === 0 ? o : ({ status: 0, ms: 0, retried: false } as Outcome)))
-    const f = await ingestFigures(h, biz.id, phones, ingestOutcomes)
-    lostLeads = f.lost.length
-    leadRows = f.persisted
-    dupLeads = f.duplicates
-  }
+  const drainMs = await drainIngest(h, 90_000).catch((e) => (failures.push(String(e.message)), NaN))
+  const ingestOutcomes = outcomes.map((o, i) => (i % 2 === 0 ? o : ({ status: 0, ms: 0, retried: false } as Outcome)))
+  const ingest = await ingestFigures(h, biz.id, phones, ingestOutcomes)
+  const lostLeads = ingest.lost.length
+  const leadRows = ingest.persisted
+  const dupLeads = ingest.duplicates
   if (lostCreates + lostLeads) failures.push(`${lostCreates} accepted creates and ${lostLeads} accepted ingests were lost`)
   if (dupCreates + dupLeads) failures.push(`${dupCreates + dupLeads} duplicates`)
   notes.push(`statuses: ${summariseStatuses(outcomes)}; ${outcomes.filter((o) => o.retried).length} sent again to the other API after a refused connection`)
@@ -379,7 +365,7 @@ export async function scenarioSigterm(h: HarnessContext): Promise<ScenarioResult
   return {
     name,
     figures: { sent: outcomes.length, accepted: outcomes.length - failed.length, persisted: rows.reduce((x, r) => x + r.n, 0) + leadRows, duplicates: dupCreates + dupLeads, lost: lostCreates + lostLeads, failed: failed.length },
-    timings: { 'send time': s(sendMs), latency: latency(outcomes), ...(useIngest ? { 'queue drained after': s(drainMs) } : {}) },
+    timings: { 'send time': s(sendMs), latency: latency(outcomes), 'queue drained after': s(drainMs) },
     notes,
     failures,
   }
