@@ -15,7 +15,8 @@
  *     process) the longest event-loop stall, to tell a server stall from a generator one;
  *  5. the lead-ingest workers (`--worker-processes`, default one per core, started after the
  *     load) persisting every accepted lead: leads/s.
- * The load generator is this process (fetch keeps connections alive); the servers run in child
+ * The load generator is this process, on raw keep-alive HTTP/1.1 connections (bench/http1-client.ts:
+ * fetch cost it most of a core); the servers run in child
  * processes so the figures include real sockets. Data goes to its own database (DATABASE_URL's
  * name + `_bench`, or BENCH_DATABASE_URL) under a fresh business, removed at the end, and to a
  * fresh queue prefix, removed at the end.
@@ -26,6 +27,7 @@ import { Queue } from 'bullmq'
 import IORedis from 'ioredis'
 import postgres from 'postgres'
 import { parseFlags } from '../cli/io'
+import { Http1Pool, prepareRequest } from './http1-client'
 import { insertKey } from '../db/queries/api-keys'
 import { migrateDatabase } from '../db/migrate'
 import { generateApiKey } from '../shared/api-key-format'
@@ -165,6 +167,7 @@ function finish(start: number, ok: number, failed: number, lat: number[], firstE
 
 /** `connections` loops, each sending the next request when the previous answered. */
 async function closedLoop(url: string, headers: Record<string, string>, connections: number, seconds: number): Promise<LoadResult> {
+  const target = new URL(url)
   const lat: number[] = []
   let ok = 0
   let failed = 0
@@ -173,21 +176,26 @@ async function closedLoop(url: string, headers: Record<string, string>, connecti
   const end = start + seconds * 1000
   await Promise.all(
     Array.from({ length: connections }, async () => {
-      while (performance.now() < end) {
-        const t = performance.now()
-        try {
-          const res = await fetch(url, { method: 'POST', headers, body: ingestPayload() })
-          const text = await res.text()
-          lat.push(performance.now() - t)
-          if (res.status === 200) ok++
-          else {
+      const pool = new Http1Pool(target)
+      try {
+        while (performance.now() < end) {
+          const request = prepareRequest('POST', target, headers, ingestPayload())
+          const t = performance.now()
+          try {
+            const res = await pool.send(request)
+            lat.push(performance.now() - t)
+            if (res.status === 200) ok++
+            else {
+              failed++
+              firstError ??= `${res.status} ${res.body.slice(0, 200)}`
+            }
+          } catch (error) {
             failed++
-            firstError ??= `${res.status} ${text.slice(0, 200)}`
+            firstError ??= String(error)
           }
-        } catch (error) {
-          failed++
-          firstError ??= String(error)
         }
+      } finally {
+        pool.close()
       }
     }),
   )
@@ -205,10 +213,13 @@ async function openLoop(url: string, headers: Record<string, string>, rate: numb
   const start = performance.now()
   let sent = 0
   const byWindow: number[][] = []
+  const target = new URL(url)
+  const pool = new Http1Pool(target)
   const fire = (scheduled: number) => {
-    const p = fetch(url, { method: 'POST', headers, body: ingestPayload() })
-      .then(async (res) => {
-        const text = await res.text()
+    const p = pool
+      .send(prepareRequest('POST', target, headers, ingestPayload()))
+      .then((res) => {
+        const text = res.body
         const latency = performance.now() - scheduled
         lat.push(latency)
         ;(byWindow[Math.floor((scheduled - start) / 1000 / WINDOW_SECONDS)] ??= []).push(latency)
@@ -239,6 +250,7 @@ async function openLoop(url: string, headers: Record<string, string>, rate: numb
     await Bun.sleep(1)
   }
   await Promise.all(inFlight)
+  pool.close()
   // A tail that sits in one window is a stall (GC, a neighbour on the core); one that grows
   // window by window is load the service does not keep up with.
   const windows = Array.from(byWindow, (w) => pct(Float64Array.from(w ?? []).sort(), 99))
