@@ -1,7 +1,9 @@
 /**
  * The postgres.js defects patched in patches/postgres@3.4.9.patch, each reproduced against the
- * real PostgreSQL. Without the patch the first test ends in CONNECT_TIMEOUT, the second waits
- * forever (the test's own timeout) and the third throws from a timer (an uncaught exception).
+ * real PostgreSQL. Without the patch the buffered-write test ends in CONNECT_TIMEOUT, and the
+ * terminated-backend and gone-socket tests fail (a query left unsettled, a TypeError thrown from
+ * a timer). The destroyed-socket test passes either way: it pins down behaviour the patch must
+ * keep (a socket destroyed before its close event fails its query, and nothing is thrown).
  */
 import { afterAll, describe, expect, test } from 'bun:test'
 import net from 'node:net'
@@ -18,6 +20,15 @@ function pool(options: postgres.Options<{}> & { socket?: () => Promise<net.Socke
   return sql
 }
 
+/** A connected-socket factory for the driver's `socket` option that keeps every socket it made. */
+const connectTo = (sockets: net.Socket[]) => () =>
+  new Promise<net.Socket>((resolve, reject) => {
+    const socket = net.connect(Number(port || 5432), hostname)
+    sockets.push(socket)
+    socket.once('connect', () => resolve(socket))
+    socket.once('error', reject)
+  })
+
 const code = (promise: Promise<unknown>) => promise.then(() => 'ok', (error) => (error as { code?: string }).code ?? String(error))
 
 afterAll(async () => {
@@ -29,13 +40,7 @@ describe('postgres.js after its socket closes', () => {
     const sockets: net.Socket[] = []
     let cut = false
     const sql = pool({
-      socket: () =>
-        new Promise<net.Socket>((resolve, reject) => {
-          const socket = net.connect(Number(port || 5432), hostname)
-          sockets.push(socket)
-          socket.once('connect', () => resolve(socket))
-          socket.once('error', reject)
-        }),
+      socket: connectTo(sockets),
       // Runs while the query is being built, before its bytes are buffered: the close is then
       // handled after the write was scheduled and before it ran, as when a restarting server
       // drops the connection in the middle of a burst.
@@ -55,6 +60,36 @@ describe('postgres.js after its socket closes', () => {
     const [{ n }] = await sql<{ n: number }[]>`select 2 as n`
     expect(n).toBe(2)
     expect(sockets.length).toBe(2)
+  }, 10_000)
+
+  test('a write to a socket destroyed before its close event rejects the query instead of throwing', async () => {
+    const uncaught: unknown[] = []
+    const record = (error: unknown) => uncaught.push(error)
+    process.on('uncaughtException', record)
+    try {
+      const sockets: net.Socket[] = []
+      let cut = false
+      const sql = pool({
+        socket: connectTo(sockets),
+        debug: (_connection: number, text: string) => {
+          if (!cut || !text.includes('cut_here')) return
+          cut = false
+          const socket = sockets.at(-1)!
+          // Destroyed after the write was scheduled and before it runs; the close event follows.
+          process.nextTick(() => socket.destroy())
+        },
+      })
+      expect([...(await sql`select 1 as n`)]).toEqual([{ n: 1 }])
+      cut = true
+      expect(await code(sql`select 1 as cut_here`)).toBe('CONNECTION_CLOSED')
+      // Until the close event is handled the pool still counts the connection as usable (a query
+      // sent meanwhile fails the same way); after it, the pool reconnects and serves.
+      await Bun.sleep(50)
+      expect([...(await sql`select 2 as n`)]).toEqual([{ n: 2 }])
+      expect(uncaught).toEqual([])
+    } finally {
+      process.off('uncaughtException', record)
+    }
   }, 10_000)
 
   test('queries sent to a terminated backend before its close is seen are settled, not left waiting', async () => {
