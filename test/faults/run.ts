@@ -83,12 +83,16 @@ try {
   for (const [id, run] of scenarios) {
     if (!only.has(id)) continue
     progress(`scenario ${id}`)
+    const logSizes = new Map(cluster.allLogs().map((l) => [l.file, l.text.length]))
     let r: ScenarioResult
     try {
       r = await run(h)
     } catch (error) {
       r = { name: `${id}. (crashed)`, figures: { sent: 0, accepted: 0, persisted: 0, duplicates: 0, lost: 0 }, timings: {}, notes: [], failures: [`the scenario threw: ${(error as Error).stack ?? error}`] }
     }
+    // A failed scenario shows what the services logged as warnings or errors meanwhile, so a
+    // rare failure can be understood from the CI output alone.
+    if (r.failures.length) r.notes.push(...serviceWarnings(logSizes))
     results.push(r)
     printResult(r, write)
   }
@@ -145,6 +149,18 @@ async function setUpOutreach(h: HarnessContext) {
       return { name: 'outreach deliveries during the run (the signing secret in use)', figures: { sent: 20, accepted: sent, persisted: received.length, duplicates: Math.max(0, received.length - sent), lost: Math.max(0, sent - received.length) }, timings: {}, notes: [], failures }
     },
   }
+}
+
+/** Warning and error lines the API and worker processes logged since `sizes` (at most 10). */
+function serviceWarnings(sizes: Map<string, number>): string[] {
+  const lines: string[] = []
+  for (const { file, text } of cluster.allLogs()) {
+    if (!/^(api|worker)-/.test(file)) continue
+    for (const line of text.slice(sizes.get(file) ?? 0).split('\n')) {
+      if (/"level":"(warn|error)"/.test(line)) lines.push(`${file}: ${line.slice(0, 400)}`)
+    }
+  }
+  return lines.length > 10 ? [...lines.slice(0, 10), `… and ${lines.length - 10} more`] : lines
 }
 
 /** Key and outreach secrets must not appear in any process's output (or any CLI output but the one that shows them once). */
