@@ -52,6 +52,14 @@ export function isUnavailableError(error: unknown): boolean {
   return false
 }
 
+/** What an operator needs from a connection-level failure: the driver's code and its own message, not the query's. */
+function unavailableCause(error: unknown): { code?: string; error: string } {
+  let root: unknown = error
+  for (let depth = 0; depth < 4 && (root as { cause?: unknown })?.cause; depth++) root = (root as { cause: unknown }).cause
+  const code = (root as { code?: unknown })?.code
+  return { ...(typeof code === 'string' ? { code } : {}), error: String((root as Error)?.message ?? root) }
+}
+
 export function problemBody(code: ErrorCode, detail: string, requestId: string, extra: Record<string, unknown> = {}) {
   const { status, title } = ERROR_CODES[code]
   return { type: `urn:problem-type:${code.replace(/_/g, '-')}`, title, status, detail, code, request_id: requestId, ...extra }
@@ -254,7 +262,7 @@ function toProblem(error: unknown, code: string | number, request: Request, requ
     return { status: 404, body: problemBody('not_found', `No route for ${request.method} ${pathOf(request.url)}`, requestId) }
   }
   if (isUnavailableError(error)) {
-    deps.logger.warn('dependency unavailable', { request_id: requestId, error: String((error as Error)?.message ?? error) })
+    deps.logger.warn('dependency unavailable', { request_id: requestId, ...unavailableCause(error) })
     return { status: 503, body: problemBody('unavailable', 'A backing service is temporarily unavailable; retry shortly', requestId), headers: { 'retry-after': '2' } }
   }
   deps.logger.error('unhandled error', { request_id: requestId, error })
