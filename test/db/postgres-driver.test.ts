@@ -1,8 +1,8 @@
 /**
  * The postgres.js defects patched in patches/postgres@3.4.9.patch, each reproduced against the
- * real PostgreSQL. Without the patch the buffered-write test ends in CONNECT_TIMEOUT, and the
+ * real PostgreSQL. Without the patch the buffered-write test ends in CONNECT_TIMEOUT, the
  * terminated-backend and gone-socket tests fail (a query left unsettled, a TypeError thrown from
- * a timer). The destroyed-socket test passes either way: it pins down behaviour the patch must
+ * a timer), and the server-error test's next query fails with the old connection's 57P01. The destroyed-socket test passes either way: it pins down behaviour the patch must
  * keep (a socket destroyed before its close event fails its query, and nothing is thrown).
  */
 import { afterAll, describe, expect, test } from 'bun:test'
@@ -90,6 +90,20 @@ describe('postgres.js after its socket closes', () => {
     } finally {
       process.off('uncaughtException', record)
     }
+  }, 10_000)
+
+  test("an error the server sent before closing fails that socket's query, not the next connection's", async () => {
+    // PostgreSQL's fast shutdown sends 57P01 to every backend and closes: a query in flight gets
+    // the error, and no ReadyForQuery follows. The fault harness met it as one 503 a few seconds
+    // after the restart, on the first query of the reconnected connection.
+    const sql = pool({ max: 1 })
+    const admin = pool()
+    const [{ pid }] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`
+    const sleeping = code(sql`select pg_sleep(5)`)
+    await Bun.sleep(100)
+    await admin`select pg_terminate_backend(${pid})`
+    expect(await sleeping).toBe('57P01')
+    expect([...(await sql`select 2 as n`)]).toEqual([{ n: 2 }])
   }, 10_000)
 
   test('queries sent to a terminated backend before its close is seen are settled, not left waiting', async () => {
