@@ -31,31 +31,62 @@ const connectTo = (sockets: net.Socket[]) => () =>
 
 const code = (promise: Promise<unknown>) => promise.then(() => 'ok', (error) => (error as { code?: string }).code ?? String(error))
 
+/**
+ * A one-connection pool whose socket `cut` breaks while the next query marked `cut_here` is being
+ * built: after its bytes are scheduled for writing and before the write runs, as when a
+ * restarting server drops a connection in the middle of a burst.
+ */
+function poolCutAtMarkedQuery(cut: (socket: net.Socket) => void) {
+  const sockets: net.Socket[] = []
+  let armed = false
+  const sql = pool({
+    socket: connectTo(sockets),
+    debug: (_connection: number, text: string) => {
+      if (!armed || !text.includes('cut_here')) return
+      armed = false
+      const socket = sockets.at(-1)!
+      process.nextTick(() => cut(socket))
+    },
+  })
+  return { sql, sockets, arm: () => (armed = true) }
+}
+
+/** Runs `fn` and returns the uncaught exceptions the process saw meanwhile. */
+async function uncaughtDuring(fn: () => Promise<void>): Promise<unknown[]> {
+  const uncaught: unknown[] = []
+  const record = (error: unknown) => uncaught.push(error)
+  process.on('uncaughtException', record)
+  try {
+    await fn()
+    await Bun.sleep(50)
+    return uncaught
+  } finally {
+    process.off('uncaughtException', record)
+  }
+}
+
+/** A reserved connection of a fresh pool whose backend has just been terminated. */
+async function terminatedReservedConnection() {
+  const sql = pool({ max: 2 })
+  const admin = pool()
+  const reserved = await sql.reserve()
+  const [{ pid }] = await reserved<{ pid: number }[]>`select pg_backend_pid() as pid`
+  await admin`select pg_terminate_backend(${pid})`
+  return { sql, reserved }
+}
+
 afterAll(async () => {
   await Promise.all(opened.map((sql) => sql.end({ timeout: 1 })))
 })
 
 describe('postgres.js after its socket closes', () => {
   test('a socket that closes with a write still buffered leaves a connection that reconnects and answers', async () => {
-    const sockets: net.Socket[] = []
-    let cut = false
-    const sql = pool({
-      socket: connectTo(sockets),
-      // Runs while the query is being built, before its bytes are buffered: the close is then
-      // handled after the write was scheduled and before it ran, as when a restarting server
-      // drops the connection in the middle of a burst.
-      debug: (_connection: number, text: string) => {
-        if (!cut || !text.includes('cut_here')) return
-        cut = false
-        const socket = sockets.at(-1)!
-        process.nextTick(() => {
-          socket.emit('close', false)
-          socket.destroy()
-        })
-      },
+    const { sql, sockets, arm } = poolCutAtMarkedQuery((socket) => {
+      socket.emit('close', false)
+      socket.destroy()
     })
     expect([...(await sql`select 1 as n`)]).toEqual([{ n: 1 }])
-    cut = true
+    arm()
     expect(await code(sql`select 1 as cut_here`)).toBe('CONNECTION_CLOSED')
     const [{ n }] = await sql<{ n: number }[]>`select 2 as n`
     expect(n).toBe(2)
@@ -63,33 +94,18 @@ describe('postgres.js after its socket closes', () => {
   }, 10_000)
 
   test('a write to a socket destroyed before its close event rejects the query instead of throwing', async () => {
-    const uncaught: unknown[] = []
-    const record = (error: unknown) => uncaught.push(error)
-    process.on('uncaughtException', record)
-    try {
-      const sockets: net.Socket[] = []
-      let cut = false
-      const sql = pool({
-        socket: connectTo(sockets),
-        debug: (_connection: number, text: string) => {
-          if (!cut || !text.includes('cut_here')) return
-          cut = false
-          const socket = sockets.at(-1)!
-          // Destroyed after the write was scheduled and before it runs; the close event follows.
-          process.nextTick(() => socket.destroy())
-        },
-      })
+    const uncaught = await uncaughtDuring(async () => {
+      // Destroyed after the write was scheduled and before it runs; the close event follows.
+      const { sql, arm } = poolCutAtMarkedQuery((socket) => socket.destroy())
       expect([...(await sql`select 1 as n`)]).toEqual([{ n: 1 }])
-      cut = true
+      arm()
       expect(await code(sql`select 1 as cut_here`)).toBe('CONNECTION_CLOSED')
       // Until the close event is handled the pool still counts the connection as usable (a query
       // sent meanwhile fails the same way); after it, the pool reconnects and serves.
       await Bun.sleep(50)
       expect([...(await sql`select 2 as n`)]).toEqual([{ n: 2 }])
-      expect(uncaught).toEqual([])
-    } finally {
-      process.off('uncaughtException', record)
-    }
+    })
+    expect(uncaught).toEqual([])
   }, 10_000)
 
   test("an error the server sent before closing fails that socket's query, not the next connection's", async () => {
@@ -107,11 +123,7 @@ describe('postgres.js after its socket closes', () => {
   }, 10_000)
 
   test('queries sent to a terminated backend before its close is seen are settled, not left waiting', async () => {
-    const sql = pool({ max: 2 })
-    const admin = pool()
-    const reserved = await sql.reserve()
-    const [{ pid }] = await reserved<{ pid: number }[]>`select pg_backend_pid() as pid`
-    await admin`select pg_terminate_backend(${pid})`
+    const { sql, reserved } = await terminatedReservedConnection()
     const first = await code(reserved`select 1`)
     const second = await code(reserved`select 1`)
     expect(['ECONNRESET', 'CONNECTION_CLOSED', '57P01']).toContain(first)
@@ -121,22 +133,12 @@ describe('postgres.js after its socket closes', () => {
   }, 10_000)
 
   test('a write on a connection whose socket is gone rejects its query instead of throwing', async () => {
-    const uncaught: unknown[] = []
-    const record = (error: unknown) => uncaught.push(error)
-    process.on('uncaughtException', record)
-    try {
-      const sql = pool({ max: 2 })
-      const admin = pool()
-      const reserved = await sql.reserve()
-      const [{ pid }] = await reserved<{ pid: number }[]>`select pg_backend_pid() as pid`
-      await admin`select pg_terminate_backend(${pid})`
+    const uncaught = await uncaughtDuring(async () => {
+      const { reserved } = await terminatedReservedConnection()
       // Wait until the close has been handled, so the next write finds no socket.
       await Bun.sleep(200)
       expect(await code(reserved`select 1`)).toBe('CONNECTION_CLOSED')
-      await Bun.sleep(50)
-      expect(uncaught).toEqual([])
-    } finally {
-      process.off('uncaughtException', record)
-    }
+    })
+    expect(uncaught).toEqual([])
   }, 10_000)
 })
