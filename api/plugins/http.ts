@@ -22,6 +22,8 @@ export const MAX_JSON_DEPTH = 64
 export interface RequestMeta {
   id: string
   start: number
+  /** Under `/v1/`: authenticated, JSON bodies read and checked here. */
+  api: boolean
   auth?: AuthContext
   status?: number
   /** The JSON body escapes a NUL or a lone surrogate somewhere (PostgreSQL text and jsonb cannot store them). */
@@ -77,12 +79,11 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys'>) {
     .onRequest(async ({ request, set }) => {
       const incoming = request.headers.get('x-request-id')
       const id = incoming && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID()
-      const meta: RequestMeta = { id, start: performance.now() }
+      const meta: RequestMeta = { id, start: performance.now(), api: pathOf(request.url).startsWith('/v1/') }
       metaByRequest.set(request, meta)
       set.headers['x-request-id'] = id
       set.headers['cache-control'] = 'no-store'
-      const path = pathOf(request.url)
-      if (!path.startsWith('/v1/')) return
+      if (!meta.api) return
       if (checkJsonBody(request)) await inspectJsonBody(request, meta)
       // Authentication is route-independent, so it runs first: a bad key is a 401 whatever
       // else is wrong with the request. Scopes are checked per route (plugins/auth.ts).
@@ -93,8 +94,8 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys'>) {
     // (a route's `parse: 'none'` no longer applies once a global parse hook exists).
     .onParse({ as: 'global' }, ({ request }) => {
       const meta = metaByRequest.get(request)
-      if (!pathOf(request.url).startsWith('/v1/')) return null
-      const text = meta?.bodyText
+      if (!meta?.api) return null
+      const text = meta.bodyText
       if (text === undefined) return
       try {
         return PRIMITIVE_KEY_RE.test(text) ? JSON.parse(text, keepConvertible) : JSON.parse(text)
@@ -115,7 +116,7 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys'>) {
       if (errors.length) throw new AppError('validation', errors.length === 1 ? `${errors[0].loc.join('.')}: ${errors[0].msg}` : `${errors.length} invalid fields: ${errors.map((e) => e.loc.join('.')).join(', ')}`, { errors })
     })
     .onError({ as: 'global' }, ({ request, error, code, params, query }) => {
-      const meta = metaByRequest.get(request) ?? { id: randomUUID(), start: performance.now() }
+      const meta: RequestMeta = metaByRequest.get(request) ?? { id: randomUUID(), start: performance.now(), api: pathOf(request.url).startsWith('/v1/') }
       metaByRequest.set(request, meta)
       const { status, body, headers } = toProblem(error, code, request, meta.id, deps, { path: params, query })
       meta.status = status
