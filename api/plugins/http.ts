@@ -84,10 +84,11 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys'>) {
       set.headers['x-request-id'] = id
       set.headers['cache-control'] = 'no-store'
       if (!meta.api) return
-      if (checkJsonBody(request)) await inspectJsonBody(request, meta)
-      // Authentication is route-independent, so it runs first: a bad key is a 401 whatever
-      // else is wrong with the request. Scopes are checked per route (plugins/auth.ts).
+      // Authentication is route-independent and reads headers only, so it runs first: a bad key
+      // is a 401 whatever else is wrong with the request, and no byte of an anonymous body is
+      // ever read. Scopes are checked per route (plugins/auth.ts).
       meta.auth = await deps.keys.authenticate(request.headers)
+      if (checkJsonBody(request)) await inspectJsonBody(request, meta)
     })
     // The body was read once by inspectJsonBody (the stream is consumed); parse that text.
     // Outside /v1 the only body is the local storage PUT, which streams the raw request itself
@@ -158,8 +159,7 @@ const JSON_TYPE_RE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
  * per request).
  */
 async function inspectJsonBody(request: Request, meta: RequestMeta): Promise<void> {
-  const bytes = await request.arrayBuffer()
-  if (bytes.byteLength > MAX_JSON_BODY_BYTES) throw new AppError('payload_too_large', `Request body is larger than ${MAX_JSON_BODY_BYTES} bytes`)
+  const bytes = await readBodyAtMost(request, MAX_JSON_BODY_BYTES)
   const invalid = (msg: string, type: string) => new AppError('validation', msg, { errors: [{ loc: ['body'], msg, type }] })
   let text: string
   try {
@@ -171,6 +171,44 @@ async function inspectJsonBody(request: Request, meta: RequestMeta): Promise<voi
   // Raw bytes were valid UTF-8, so only a `\u` escape can produce NUL or a lone surrogate.
   if (UNSTORABLE_ESCAPE_RE.test(text)) meta.bodyHasNul = true
   meta.bodyText = text
+}
+
+const tooLarge = () => new AppError('payload_too_large', `Request body is larger than ${MAX_JSON_BODY_BYTES} bytes`)
+
+/**
+ * The body's bytes, refused with 413 as soon as more than `max` have arrived. A declared
+ * Content-Length was checked against `max` already and bounds what Bun reads, so one buffer read
+ * is safe there; a chunked body is counted chunk by chunk and the stream cancelled at `max` + 1
+ * bytes, so an endless upload never sits in memory.
+ */
+export async function readBodyAtMost(request: Request, max: number): Promise<Uint8Array> {
+  if (request.headers.get('content-length') !== null) {
+    const bytes = new Uint8Array(await request.arrayBuffer())
+    if (bytes.byteLength > max) throw tooLarge()
+    return bytes
+  }
+  const reader = request.body?.getReader()
+  if (!reader) return new Uint8Array(0)
+  const chunks: Uint8Array[] = []
+  let total = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    total += value.byteLength
+    if (total > max) {
+      await reader.cancel().catch(() => {})
+      throw tooLarge()
+    }
+    chunks.push(value)
+  }
+  if (chunks.length === 1) return chunks[0]
+  const out = new Uint8Array(total)
+  let at = 0
+  for (const c of chunks) {
+    out.set(c, at)
+    at += c.byteLength
+  }
+  return out
 }
 
 /**
@@ -229,9 +267,7 @@ function findNul(value: unknown, at: (string | number)[], out: FieldError[]): vo
 function checkJsonBody(request: Request): boolean {
   if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'DELETE' || request.method === 'OPTIONS') return false
   const length = request.headers.get('content-length')
-  if (length !== null && Number(length) > MAX_JSON_BODY_BYTES) {
-    throw new AppError('payload_too_large', `Request body is larger than ${MAX_JSON_BODY_BYTES} bytes`)
-  }
+  if (length !== null && Number(length) > MAX_JSON_BODY_BYTES) throw tooLarge()
   const hasBody = length !== null ? Number(length) > 0 : request.headers.has('transfer-encoding') || request.body !== null
   if (!hasBody) return false
   const type = request.headers.get('content-type')
