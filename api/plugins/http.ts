@@ -37,10 +37,14 @@ export const requestMeta = (request: Request): RequestMeta | undefined => metaBy
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/
 
-/** Connection-level failures of PostgreSQL or Redis: the request may succeed later (503). */
+/**
+ * Connection-level failures of PostgreSQL or Redis: the request may succeed later (503).
+ * COMMIT_ROLLED_BACK (patches/README.md §5): the transaction's COMMIT was answered ROLLBACK, so
+ * nothing was written and a retry is safe.
+ */
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED',
-  'CONNECTION_DESTROYED', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006',
+  'CONNECTION_DESTROYED', 'COMMIT_ROLLED_BACK', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006',
 ])
 
 export function isUnavailableError(error: unknown): boolean {
