@@ -3,9 +3,9 @@
  * process. This file stands above both tiers so api/ and worker/ never import each other.
  */
 import { startApi } from './api/server'
-import { getConfig } from './shared/config'
-import { exitWithStartupError, onShutdown } from './shared/lifecycle'
-import { createLogger } from './shared/logger'
+import { getConfig } from './shared/platform/config'
+import { exitWithStartupError, onShutdown } from './shared/platform/lifecycle'
+import { createLogger } from './shared/platform/logger'
 import { startWorkers } from './worker/runtime'
 
 try {

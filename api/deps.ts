@@ -1,11 +1,11 @@
 import type IORedis from 'ioredis'
 import type { Database } from '../db/client'
-import type { Config } from '../shared/config'
-import type { Logger } from '../shared/logger'
-import type { Queues } from '../shared/queues'
+import type { Config } from '../shared/platform/config'
+import type { Logger } from '../shared/platform/logger'
+import type { Queues } from '../shared/platform/queues'
 import type { IngestBatcher } from './ingest-batcher'
-import type { Storage } from '../shared/storage'
-import type { KeyStore } from './key-store'
+import type { Storage } from '../shared/platform/storage'
+import type { KeyStore } from '../shared/access/key-store'
 import type { Metrics } from './metrics'
 
 /** Everything a route needs, built once by api/index.ts (or by a test) and handed to createApp. */

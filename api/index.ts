@@ -1,7 +1,7 @@
 /** `bun run start:api`: the HTTP tier alone. */
-import { getConfig } from '../shared/config'
-import { exitWithStartupError, onShutdown } from '../shared/lifecycle'
-import { createLogger } from '../shared/logger'
+import { getConfig } from '../shared/platform/config'
+import { exitWithStartupError, onShutdown } from '../shared/platform/lifecycle'
+import { createLogger } from '../shared/platform/logger'
 import { startApi } from './server'
 
 try {

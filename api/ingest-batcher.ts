@@ -10,8 +10,8 @@
  * The batch lives in this process for a few milliseconds only; nothing another replica must see
  * is kept here (architecture.md "Processes"). `close()` flushes it before Redis is closed.
  */
-import type { IngestLead } from '../shared/ingest'
-import type { Logger } from '../shared/logger'
+import type { IngestLead } from '../shared/leads/ingest'
+import type { Logger } from '../shared/platform/logger'
 
 export type IngestOutcome = 'queued' | 'stored'
 

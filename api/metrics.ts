@@ -3,8 +3,8 @@
  * latency histogram by route and status, kept in process; queue figures are read from Redis at
  * scrape time so every replica reports the same queue depth.
  */
-import { queueFigures } from '../shared/queue-stats'
-import type { Queues } from '../shared/queues'
+import { queueFigures } from '../shared/platform/queue-stats'
+import type { Queues } from '../shared/platform/queues'
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 

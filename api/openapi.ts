@@ -7,7 +7,7 @@
  */
 import { toOpenAPISchema } from '@elysiajs/openapi'
 import type { AnyElysia } from 'elysia'
-import { Problem, ValidationProblem, errorResponses } from './schemas'
+import { Problem, ValidationProblem, errorResponses } from '../shared/platform/schemas'
 
 const DESCRIPTION = `Property and lead management API for real-estate agencies.
 

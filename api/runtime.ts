@@ -4,14 +4,14 @@
  */
 import { createDatabase } from '../db/client'
 import { insertIngestLeads } from '../db/queries/contacts'
-import type { Config } from '../shared/config'
-import { createLogger, type Logger } from '../shared/logger'
-import { Queues, redisConnection } from '../shared/queues'
-import { describeConnectionError } from '../shared/service-errors'
-import { createStorage } from '../shared/storage'
+import type { Config } from '../shared/platform/config'
+import { createLogger, type Logger } from '../shared/platform/logger'
+import { Queues, redisConnection } from '../shared/platform/queues'
+import { describeConnectionError } from '../shared/platform/service-errors'
+import { createStorage } from '../shared/platform/storage'
 import type { AppDeps } from './deps'
 import { IngestBatcher } from './ingest-batcher'
-import { KeyStore } from './key-store'
+import { KeyStore } from '../shared/access/key-store'
 import { Metrics } from './metrics'
 
 export class StartupError extends Error {

@@ -1,6 +1,6 @@
 /** Serves createApp on Bun.serve and drains it on shutdown (contract §7). */
-import type { Config } from '../shared/config'
-import type { Logger } from '../shared/logger'
+import type { Config } from '../shared/platform/config'
+import type { Logger } from '../shared/platform/logger'
 import { createApp } from './app'
 import { closeApiDeps, createApiDeps } from './runtime'
 

@@ -17,9 +17,9 @@ import { migrateDatabase } from '../db/migrate'
 import { insertKey } from '../db/queries/api-keys'
 import { createBusiness } from '../db/queries/businesses'
 import { createDatabase } from '../db/client'
-import { generateApiKey } from '../shared/api-key-format'
-import { getConfig } from '../shared/config'
-import { SCOPES } from '../shared/scopes'
+import { generateApiKey } from '../shared/access/api-key-format'
+import { getConfig } from '../shared/platform/config'
+import { SCOPES } from '../shared/access/scopes'
 import { freePort } from '../test/helpers/processes'
 
 const flags = parseFlags(process.argv.slice(2)).flags

@@ -17,9 +17,9 @@ import { createDatabase } from '../db/client'
 import { catalogueListSql, listCatalogue } from '../db/queries/catalogue'
 import { rebuildCatalogueBatch } from '../db/queries/catalogue'
 import { insertKey } from '../db/queries/api-keys'
-import { generateApiKey } from '../shared/api-key-format'
-import { catalogueQueryOf, type ListParams } from '../shared/catalogue-filters'
-import { getConfig } from '../shared/config'
+import { generateApiKey } from '../shared/access/api-key-format'
+import { catalogueQueryOf, type ListParams } from '../shared/listings/catalogue-filters'
+import { getConfig } from '../shared/platform/config'
 
 const TOTAL = 1_000_000
 const BUSINESSES = 10

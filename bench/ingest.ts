@@ -30,11 +30,11 @@ import { parseFlags } from '../cli/io'
 import { Http1Pool, prepareRequest } from './http1-client'
 import { insertKey } from '../db/queries/api-keys'
 import { migrateDatabase } from '../db/migrate'
-import { generateApiKey } from '../shared/api-key-format'
-import { getConfig, loadConfig } from '../shared/config'
-import { buildIngestLead } from '../shared/ingest'
-import { JOBS } from '../shared/jobs'
-import { createLogger } from '../shared/logger'
+import { generateApiKey } from '../shared/access/api-key-format'
+import { getConfig, loadConfig } from '../shared/platform/config'
+import { buildIngestLead } from '../shared/leads/ingest'
+import { JOBS } from '../shared/platform/jobs'
+import { createLogger } from '../shared/platform/logger'
 
 const f = parseFlags(process.argv.slice(2))
 const num = (name: string, fallback: number) => (f.flags[name] === undefined ? fallback : Number(f.flags[name]))

@@ -1,7 +1,7 @@
 /** Shared CLI plumbing: flag parsing, `--json` output (exactly one object on stdout), errors. */
 import { createDatabase, type Database } from '../db/client'
-import { getConfig, type Config } from '../shared/config'
-import { describeConnectionError } from '../shared/service-errors'
+import { getConfig, type Config } from '../shared/platform/config'
+import { describeConnectionError } from '../shared/platform/service-errors'
 
 export class CliError extends Error {
   override name = 'CliError'

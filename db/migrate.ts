@@ -6,8 +6,8 @@ import { drizzle } from 'drizzle-orm/postgres-js'
 import { migrate } from 'drizzle-orm/postgres-js/migrator'
 import postgres from 'postgres'
 import { fileURLToPath } from 'node:url'
-import { getConfig } from '../shared/config'
-import { describeConnectionError } from '../shared/service-errors'
+import { getConfig } from '../shared/platform/config'
+import { describeConnectionError } from '../shared/platform/service-errors'
 
 const MIGRATIONS = fileURLToPath(new URL('./migrations', import.meta.url))
 

@@ -8,8 +8,8 @@ process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/property_lead_t
 process.env.LOG_LEVEL ??= 'silent'
 
 const { migrateDatabase } = await import('../db/migrate')
-const { getConfig } = await import('../shared/config')
-const { describeConnectionError } = await import('../shared/service-errors')
+const { getConfig } = await import('../shared/platform/config')
+const { describeConnectionError } = await import('../shared/platform/service-errors')
 const IORedis = (await import('ioredis')).default
 
 const config = getConfig()

@@ -1,9 +1,9 @@
 import type { Database } from '../db/client'
-import type { Config } from '../shared/config'
-import type { Logger } from '../shared/logger'
-import type { Queues } from '../shared/queues'
-import type { ImagePool } from '../shared/images/pool'
-import type { Storage } from '../shared/storage'
+import type { Config } from '../shared/platform/config'
+import type { Logger } from '../shared/platform/logger'
+import type { Queues } from '../shared/platform/queues'
+import type { ImagePool } from '../shared/media/pool'
+import type { Storage } from '../shared/platform/storage'
 
 /** What processors get: plain dependencies, never an HTTP context (conventions §2). */
 export interface WorkerDeps {

@@ -1,7 +1,7 @@
 /** `bun run start:worker`: the queue consumers picked by WORKER_QUEUES (default: all). */
-import { getConfig } from '../shared/config'
-import { exitWithStartupError, onShutdown } from '../shared/lifecycle'
-import { createLogger } from '../shared/logger'
+import { getConfig } from '../shared/platform/config'
+import { exitWithStartupError, onShutdown } from '../shared/platform/lifecycle'
+import { createLogger } from '../shared/platform/logger'
 import { startWorkers } from './runtime'
 
 try {

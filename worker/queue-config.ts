@@ -1,7 +1,7 @@
 import type { WorkerOptions } from 'bullmq'
-import type { Config } from '../shared/config'
-import { outreachBackoffMs } from '../shared/outreach'
-import type { QueueName } from '../shared/queue-names'
+import type { Config } from '../shared/platform/config'
+import { outreachBackoffMs } from '../shared/outreach/delivery'
+import type { QueueName } from '../shared/platform/queue-names'
 
 /**
  * Per-queue worker settings, each with its reason (conventions §8). Concurrency is per worker

@@ -1,12 +1,15 @@
 /**
- * `scope` macro: every /v1 route names the scope it needs (api-spec §4), or 'any' (`GET /me`).
- * The key itself was authenticated by the http plugin before parsing; this checks the scope
- * before validation (403 beats 422) and hands the handler its `auth` context.
+ * `operation` macro: every /v1 route names its row of the operations table
+ * (shared/access/operations.ts), which gives its operationId and the scope it needs (api-spec §4),
+ * or 'any' (`GET /me`). The key itself was authenticated by the http plugin before parsing; this
+ * checks the scope before validation (403 beats 422) and hands the handler its `auth` context.
+ * `scope` alone is the same check for a route outside the table (tests mount such routes).
  */
 import { Elysia } from 'elysia'
-import { AppError } from '../../shared/errors'
-import type { Scope } from '../../shared/scopes'
-import { requireScope, type AuthContext } from '../key-store'
+import { AppError } from '../../shared/platform/errors'
+import type { Scope } from '../../shared/access/scopes'
+import { OPERATIONS, type OperationId } from '../../shared/access/operations'
+import { requireScope, type AuthContext } from '../../shared/access/key-store'
 import { requestMeta } from './http'
 
 function authOf(request: Request): AuthContext {
@@ -16,17 +19,21 @@ function authOf(request: Request): AuthContext {
   return auth
 }
 
+const scoped = (scope: Scope | 'any', detail: Record<string, unknown> = {}) => ({
+  transform({ request }: { request: Request }) {
+    if (scope !== 'any') requireScope(authOf(request), scope)
+  },
+  resolve({ request }: { request: Request }) {
+    return { auth: authOf(request) }
+  },
+  detail: {
+    ...detail,
+    security: [{ ApiKeyHeader: [] }, { ApiKeyAuthorization: [] }],
+    'x-required-scope': scope === 'any' ? null : scope,
+  } as Record<string, unknown>,
+})
+
 export const authPlugin = new Elysia({ name: 'auth' }).macro({
-  scope: (scope: Scope | 'any') => ({
-    transform({ request }) {
-      if (scope !== 'any') requireScope(authOf(request), scope)
-    },
-    resolve({ request }) {
-      return { auth: authOf(request) }
-    },
-    detail: {
-      security: [{ ApiKeyHeader: [] }, { ApiKeyAuthorization: [] }],
-      'x-required-scope': scope === 'any' ? null : scope,
-    } as Record<string, unknown>,
-  }),
+  operation: (id: OperationId) => scoped(OPERATIONS[id].scope, { operationId: id }),
+  scope: (scope: Scope | 'any') => scoped(scope),
 })

@@ -5,9 +5,9 @@
  */
 import { Elysia, ParseError, ValidationError } from 'elysia'
 import { randomUUID } from 'node:crypto'
-import { AppError, ERROR_CODES, type ErrorCode, type FieldError } from '../../shared/errors'
+import { AppError, ERROR_CODES, type ErrorCode, type FieldError } from '../../shared/platform/errors'
 import type { AppDeps } from '../deps'
-import type { AuthContext } from '../key-store'
+import type { AuthContext } from '../../shared/access/key-store'
 
 /** api-spec/contract §6: larger JSON bodies are refused with 413. */
 export const MAX_JSON_BODY_BYTES = 1024 * 1024

@@ -7,14 +7,14 @@ import { Elysia } from 'elysia'
 import { randomBytes } from 'node:crypto'
 import type { AppDeps } from '../deps'
 import { authPlugin } from '../plugins/auth'
-import { IdempotencyKeyHeader, pathIdsToNumbers } from '../schemas'
-import { idempotent } from '../idempotency'
+import { IdempotencyKeyHeader, pathIdsToNumbers } from '../../shared/platform/schemas'
+import { idempotent } from '../../shared/platform/idempotency'
 import { findProperty } from '../../db/queries/properties'
 import { createUploadSession, effectiveState, findUploadSession, revertProcessing, startProcessing, type UploadSessionRow } from '../../db/queries/images'
-import { notFound } from '../../shared/errors'
+import { notFound } from '../../shared/platform/errors'
 import {
   CompleteImageUploadResponse, CreateImageUploadRequest, CreateImageUploadResponse, ImageUploadStatusResponse, UploadParams,
-} from './images.model'
+} from '../../shared/media/schemas'
 import { t } from 'elysia'
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -62,14 +62,14 @@ export const imageRoutes = (deps: AppDeps) => {
         return result.body
       },
       {
-        scope: 'properties:write',
+        operation: 'createImageUpload',
         params: t.Object({ property_id: UploadParams.properties.property_id }),
         transform: pathIdsToNumbers,
         headers: IdempotencyKeyHeader,
         body: CreateImageUploadRequest,
         response: { 201: CreateImageUploadResponse },
         detail: {
-          operationId: 'createImageUpload',
+          
           summary: 'Prepare image uploads',
           description:
             'Returns one short-lived (≤ 15 min) `PUT` URL per file, writing only into private storage. Upload each file with exactly the returned `headers`, ' +
@@ -97,12 +97,12 @@ export const imageRoutes = (deps: AppDeps) => {
         return { status: 'ok' as const, upload_id: session.id, state: state === 'pending' ? 'processing' as const : state }
       },
       {
-        scope: 'properties:write',
+        operation: 'completeImageUpload',
         params: UploadParams,
         transform: pathIdsToNumbers,
         response: { 202: CompleteImageUploadResponse },
         detail: {
-          operationId: 'completeImageUpload',
+          
           summary: 'Complete an upload',
           description:
             'Queues the checks and processing of the uploaded files and answers 202 at once. Each file is checked (uploaded, really a JPEG/PNG/WebP, within its declared size and the pixel limit); ' +
@@ -131,12 +131,12 @@ export const imageRoutes = (deps: AppDeps) => {
         }
       },
       {
-        scope: 'properties:write',
+        operation: 'getImageUpload',
         params: UploadParams,
         transform: pathIdsToNumbers,
         response: { 200: ImageUploadStatusResponse },
         detail: {
-          operationId: 'getImageUpload',
+          
           summary: 'Upload status',
           description: 'The state of the upload and of each file; poll it after `completeImageUpload` until the state is `completed` or `failed`.',
         },

@@ -7,13 +7,13 @@
  */
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
-import { idempotent } from '../idempotency'
+import { idempotent } from '../../shared/platform/idempotency'
 import { authPlugin } from '../plugins/auth'
-import { IdempotencyKeyHeader } from '../schemas'
+import { IdempotencyKeyHeader } from '../../shared/platform/schemas'
 import { createInquiry, isPropertyOfBusiness } from '../../db/queries/inquiries'
-import { fieldError } from '../../shared/errors'
-import { inquiryValuesOf } from '../../shared/inquiry-input'
-import { LeadInquiryRequest, LeadInquiryResponse, type LeadInquiryAnswer } from './inquiries.model'
+import { fieldError } from '../../shared/platform/errors'
+import { inquiryValuesOf } from '../../shared/leads/inquiry-input'
+import { LeadInquiryRequest, LeadInquiryResponse, type LeadInquiryAnswer } from '../../shared/leads/inquiry-schemas'
 
 export const inquiryRoutes = (deps: AppDeps) => {
   const { db } = deps.database
@@ -58,12 +58,12 @@ export const inquiryRoutes = (deps: AppDeps) => {
         return result.body
       },
       {
-        scope: 'leads:ingest',
+        operation: 'createLeadInquiry',
         headers: IdempotencyKeyHeader,
         body: LeadInquiryRequest,
         response: { 200: LeadInquiryResponse },
         detail: {
-          operationId: 'createLeadInquiry',
+          
           summary: 'Create a contact-form inquiry',
           description:
             'Attaches the inquiry to the contact with the same phone (E.164) or email (case-insensitive) — that contact is not modified (`lead_created: false`) — or creates a contact from `contact` and `lead` (`lead_created: true`). ' +

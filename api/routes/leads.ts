@@ -6,19 +6,19 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
 import { authPlugin } from '../plugins/auth'
-import { CreatedResponse, IdempotencyKeyHeader, idParam, pathIdsToNumbers } from '../schemas'
-import { idempotent } from '../idempotency'
+import { CreatedResponse, IdempotencyKeyHeader, idParam, pathIdsToNumbers } from '../../shared/platform/schemas'
+import { idempotent } from '../../shared/platform/idempotency'
 import { findContact, insertContact, listContacts, updateContact, type WriteResult } from '../../db/queries/contacts'
-import { AppError, fieldError, notFound } from '../../shared/errors'
-import { buildIngestLead } from '../../shared/ingest'
-import { leadInputToColumns } from '../../shared/lead-input'
-import { leadView } from '../../shared/lead-view'
-import { parseIsoInstant } from '../../shared/iso-time'
-import { INVALID_PHONE_MESSAGE, normalisePhone } from '../../shared/phones'
+import { AppError, fieldError, notFound } from '../../shared/platform/errors'
+import { buildIngestLead } from '../../shared/leads/ingest'
+import { leadInputToColumns } from '../../shared/leads/lead-input'
+import { leadView } from '../../shared/leads/lead-view'
+import { parseIsoInstant } from '../../shared/platform/iso-time'
+import { INVALID_PHONE_MESSAGE, normalisePhone } from '../../shared/leads/phones'
 import {
   INGEST_BUDGET_PROBLEM_EXAMPLE, INGEST_PHONE_PROBLEM_EXAMPLE, LeadCreateRequest, LeadDetailResponse, LeadListQuery, LeadListResponse,
   LeadUpdateRequest, RentalIngestRequest, RentalIngestResponse,
-} from './leads.model'
+} from '../../shared/leads/schemas'
 
 const LeadNotFound = () => notFound('Lead')
 const NUMERIC_QUERY = ['limit', 'offset'] as const
@@ -53,7 +53,7 @@ export const leadRoutes = (deps: AppDeps) => {
         return { status: 'ok' as const, data: rows.map(leadView), count, limit, offset, authenticated_as: auth.business.name }
       },
       {
-        scope: 'leads:read',
+        operation: 'listLeads',
         // As GET /properties: numbers are converted before validation so a bound violation names
         // the parameter in `loc` (contract §6).
         transform({ query }) {
@@ -66,7 +66,7 @@ export const leadRoutes = (deps: AppDeps) => {
         query: LeadListQuery,
         response: { 200: LeadListResponse },
         detail: {
-          operationId: 'listLeads',
+          
           summary: 'List the business contacts',
           description: 'Newest first (creation time, ties on id descending), with the total `count` across pages. Optional filters combine with AND: `type`, `phone` (normalised to E.164 before comparing), `email` (case-insensitive), `updated_since` (ISO 8601).',
         },
@@ -85,12 +85,12 @@ export const leadRoutes = (deps: AppDeps) => {
         return result.body
       },
       {
-        scope: 'leads:write',
+        operation: 'createLead',
         headers: IdempotencyKeyHeader,
         body: LeadCreateRequest,
         response: { 201: CreatedResponse },
         detail: {
-          operationId: 'createLead',
+          
           summary: 'Create a contact',
           description: 'Creates a CRM contact without initiating outreach. `type` defaults to `demandante`. The phone is normalised to E.164 (no prefix: Spanish); an invalid phone is a 422. A phone or email (case-insensitive) already held by a contact of the business is a 409 `Duplicate contact` with `existing_id`. With `Idempotency-Key`, a retry within 24 h returns the original answer with `Idempotent-Replayed: true`.',
         },
@@ -104,11 +104,11 @@ export const leadRoutes = (deps: AppDeps) => {
         return { status: 'ok' as const, data: leadView(row), authenticated_as: auth.business.name }
       },
       {
-        scope: 'leads:read',
+        operation: 'getLead',
         transform: pathIdsToNumbers,
         params: idParam('lead_id'),
         response: { 200: LeadDetailResponse },
-        detail: { operationId: 'getLead', summary: 'Retrieve a contact', description: '404 `Lead not found` for a missing or foreign id alike.' },
+        detail: { summary: 'Retrieve a contact', description: '404 `Lead not found` for a missing or foreign id alike.' },
       },
     )
     .patch(
@@ -119,13 +119,13 @@ export const leadRoutes = (deps: AppDeps) => {
         return { status: 'ok' as const, id }
       },
       {
-        scope: 'leads:write',
+        operation: 'updateLead',
         transform: pathIdsToNumbers,
         params: idParam('lead_id'),
         body: LeadUpdateRequest,
         response: { 200: CreatedResponse },
         detail: {
-          operationId: 'updateLead',
+          
           summary: 'Update a contact',
           description: 'Only the supplied fields change; `null` clears a nullable field; `updated_at` moves on every update. Same normalisation, 422 and 409 rules as creation.',
         },
@@ -139,11 +139,11 @@ export const leadRoutes = (deps: AppDeps) => {
         return { status: 'ok' as const, authenticated_as: auth.business.name }
       },
       {
-        scope: 'leads:ingest',
+        operation: 'ingestRentalLead',
         body: RentalIngestRequest,
         response: { 200: RentalIngestResponse },
         detail: {
-          operationId: 'ingestRentalLead',
+          
           summary: 'Ingest a rental-seeking lead from a landing form',
           description: [
             'Creates a lead with type `demandante`, operation `alquiler`, property types `apartamento` and `casa`, rating 3, urgency `alta-urgencia`, and a readable summary of the form in the notes.',

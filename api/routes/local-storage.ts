@@ -9,9 +9,9 @@
  */
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
-import { AppError } from '../../shared/errors'
-import { LocalStorage } from '../../shared/storage/local'
-import { OUTPUT_CONTENT_TYPE } from '../../shared/images/output'
+import { AppError } from '../../shared/platform/errors'
+import { LocalStorage } from '../../shared/platform/storage/local'
+import { OUTPUT_CONTENT_TYPE } from '../../shared/media/output'
 
 const UPLOAD_KEY_RE = /^originals\/[0-9a-f]{32}$/
 const PUBLIC_KEY_RE = /^images\/[0-9a-f]{32}\.jpg$/

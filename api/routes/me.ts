@@ -1,8 +1,8 @@
 import { Elysia } from 'elysia'
 import { Type as T } from '@sinclair/typebox'
 import { authPlugin } from '../plugins/auth'
-import { Nullable, Timestamp, literalUnion } from '../schemas'
-import { SCOPES } from '../../shared/scopes'
+import { Nullable, Timestamp, literalUnion } from '../../shared/platform/schemas'
+import { SCOPES } from '../../shared/access/scopes'
 
 const MeResponse = T.Object(
   {
@@ -37,8 +37,8 @@ export const meRoutes = new Elysia({ name: 'routes.me', prefix: '/v1' }).use(aut
     authenticated_as: auth.business.name,
   }),
   {
-    scope: 'any',
+    operation: 'getApiKeyContext',
     response: { 200: MeResponse },
-    detail: { operationId: 'getApiKeyContext', tags: ['Key'], summary: 'The authenticated business and the key’s scopes', description: 'Any active key may call it, whatever its scopes.' },
+    detail: { tags: ['Key'], summary: 'The authenticated business and the key’s scopes', description: 'Any active key may call it, whatever its scopes.' },
   },
 )

@@ -7,17 +7,17 @@ import { Elysia, ValidationError } from 'elysia'
 import { Value } from '@sinclair/typebox/value'
 import type { AppDeps } from '../deps'
 import { authPlugin } from '../plugins/auth'
-import { CreatedResponse, IdempotencyKeyHeader, idParam, pathIdsToNumbers } from '../schemas'
-import { idempotent } from '../idempotency'
+import { CreatedResponse, IdempotencyKeyHeader, idParam, pathIdsToNumbers } from '../../shared/platform/schemas'
+import { idempotent } from '../../shared/platform/idempotency'
 import type { Db } from '../../db/client'
 import { findProperty, insertProperty, isOwnerContact, setPublished, updatePropertyColumns } from '../../db/queries/properties'
 import { getCatalogueDocText, listCatalogue, rebuildCatalogueEntry } from '../../db/queries/catalogue'
-import { catalogueQueryOf } from '../../shared/catalogue-filters'
-import { AppError, notFound, type FieldError } from '../../shared/errors'
-import { inputToColumns, mergePatch, propertyRuleErrors, rowToInput, type PropertyInputShape } from '../../shared/property-input'
+import { catalogueQueryOf } from '../../shared/listings/catalogue-filters'
+import { AppError, notFound, type FieldError } from '../../shared/platform/errors'
+import { inputToColumns, mergePatch, propertyRuleErrors, rowToInput, type PropertyInputShape } from '../../shared/listings/property-input'
 import {
   PropertyCreateRequest, PropertyListQuery, PropertyListResponse, PropertyMerged, PropertyResponse, PropertyUpdateRequest,
-} from './properties.model'
+} from '../../shared/listings/schemas'
 
 const PropertyNotFound = () => notFound('Property')
 const NUMERIC_QUERY = ['limit', 'offset', 'min_price', 'max_price', 'min_bedrooms'] as const
@@ -53,12 +53,12 @@ export const propertyRoutes = (deps: AppDeps) => {
         return result.body
       },
       {
-        scope: 'properties:write',
+        operation: 'createProperty',
         headers: IdempotencyKeyHeader,
         body: PropertyCreateRequest,
         response: { 201: CreatedResponse },
         detail: {
-          operationId: 'createProperty',
+          
           summary: 'Create a private (draft) property',
           description: 'The property is not public until `POST /properties/{property_id}/publish`. With `Idempotency-Key`, a retry within 24 h returns the original answer with `Idempotent-Replayed: true`.',
         },
@@ -75,7 +75,7 @@ export const propertyRoutes = (deps: AppDeps) => {
         )
       },
       {
-        scope: 'properties:read',
+        operation: 'listProperties',
         // Numbers are converted before validation: Elysia's own string→number step reports a
         // bound violation without the parameter's name, and contract §6 wants `loc` to name it.
         transform({ query }) {
@@ -88,7 +88,7 @@ export const propertyRoutes = (deps: AppDeps) => {
         query: PropertyListQuery,
         response: { 200: PropertyListResponse },
         detail: {
-          operationId: 'listProperties',
+          
           summary: 'List the public catalogue',
           description: 'Published properties of the business, filtered with AND, most recently updated first unless `sort` is given; ties break on id descending. `count` is the total across pages.',
         },
@@ -102,11 +102,11 @@ export const propertyRoutes = (deps: AppDeps) => {
         return jsonResponse(`{"status":"ok","data":${doc},"authenticated_as":${JSON.stringify(auth.business.name)}}`)
       },
       {
-        scope: 'properties:read',
+        operation: 'getProperty',
         params: idParam('property_id'),
         transform: pathIdsToNumbers,
         response: { 200: PropertyResponse },
-        detail: { operationId: 'getProperty', summary: 'Retrieve a published property', description: '404 `Property not found` for a missing, draft, unpublished or foreign id alike.' },
+        detail: { summary: 'Retrieve a published property', description: '404 `Property not found` for a missing, draft, unpublished or foreign id alike.' },
       },
     )
     .patch(
@@ -126,13 +126,13 @@ export const propertyRoutes = (deps: AppDeps) => {
         return { status: 'ok' as const, id: params.property_id }
       },
       {
-        scope: 'properties:write',
+        operation: 'updateProperty',
         params: idParam('property_id'),
         transform: pathIdsToNumbers,
         body: PropertyUpdateRequest,
         response: { 200: CreatedResponse },
         detail: {
-          operationId: 'updateProperty',
+          
           summary: 'Update a property',
           description: 'Supplied fields only; nested objects merge and `null` clears an optional field. The merged result must pass the creation rules. Works on drafts and published properties; images and private metadata are kept.',
         },
@@ -150,11 +150,11 @@ export const propertyRoutes = (deps: AppDeps) => {
         return { status: 'ok' as const, id: params.property_id }
       },
       {
-        scope: 'properties:write',
+        operation: 'publishProperty',
         params: idParam('property_id'),
         transform: pathIdsToNumbers,
         response: { 200: CreatedResponse },
-        detail: { operationId: 'publishProperty', summary: 'Publish a property', description: 'Makes it visible in the public catalogue. Idempotent. No body.' },
+        detail: { summary: 'Publish a property', description: 'Makes it visible in the public catalogue. Idempotent. No body.' },
       },
     )
     .post(
@@ -169,11 +169,11 @@ export const propertyRoutes = (deps: AppDeps) => {
         return { status: 'ok' as const, id: params.property_id }
       },
       {
-        scope: 'properties:write',
+        operation: 'unpublishProperty',
         params: idParam('property_id'),
         transform: pathIdsToNumbers,
         response: { 200: CreatedResponse },
-        detail: { operationId: 'unpublishProperty', summary: 'Unpublish a property', description: 'Removes it from the public catalogue; it stays as a private draft. Idempotent. No body.' },
+        detail: { summary: 'Unpublish a property', description: 'Removes it from the public catalogue; it stays as a private draft. Idempotent. No body.' },
       },
     )
 }

@@ -1,7 +1,7 @@
 import { insertKey, listKeys, revokeKey } from '../../db/queries/api-keys'
 import { findBusiness } from '../../db/queries/businesses'
-import { generateApiKey } from '../../shared/api-key-format'
-import { parseScopes } from '../../shared/scopes'
+import { generateApiKey } from '../../shared/access/api-key-format'
+import { parseScopes } from '../../shared/access/scopes'
 import { CliError, intFlag, stringFlag, type CliContext, type Flags } from '../io'
 
 export const usage = `  key create --business <id> --scopes <s1,s2,...> [--name <name>] [--expires-at <ISO 8601>] [--json]

@@ -7,9 +7,9 @@ import { findBusiness } from '../../db/queries/businesses'
 import {
   disableOutreachEndpoint, findOutreachEndpoint, listOutreachDeliveries, upsertOutreachEndpoint, type OutreachEndpointRow,
 } from '../../db/queries/outreach'
-import { endpointSecretContext } from '../../shared/outreach'
-import { generateSigningSecret } from '../../shared/outreach-signature'
-import { sealSecret } from '../../shared/secret-box'
+import { endpointSecretContext } from '../../shared/outreach/delivery'
+import { generateSigningSecret } from '../../shared/outreach/signature'
+import { sealSecret } from '../../shared/platform/secret-box'
 import { CliError, intFlag, stringFlag, type CliContext, type Flags } from '../io'
 
 export const usage = `  outreach set --business <id> --url <http(s) URL> [--json]      (prints the signing secret once; re-set rotates it)

@@ -5,10 +5,10 @@
  * from here, so a slip of the hand cannot lose accepted work that is still in flight.
  */
 import type { Job } from 'bullmq'
-import { QUEUE_NAMES, type QueueName } from '../../shared/queue-names'
-import { queueFigures, type QueueFigures } from '../../shared/queue-stats'
-import { Queues, redisConnection } from '../../shared/queues'
-import { describeConnectionError } from '../../shared/service-errors'
+import { QUEUE_NAMES, type QueueName } from '../../shared/platform/queue-names'
+import { queueFigures, type QueueFigures } from '../../shared/platform/queue-stats'
+import { Queues, redisConnection } from '../../shared/platform/queues'
+import { describeConnectionError } from '../../shared/platform/service-errors'
 import { CliError, stringFlag, type CliContext, type Flags } from '../io'
 
 export const usage = `  queues [--json]                                       waiting, active, delayed, failed, completed per queue

@@ -10,7 +10,7 @@ import { eq } from 'drizzle-orm'
 import sharp from 'sharp'
 import { findBusiness } from '../../db/queries/businesses'
 import { businesses } from '../../db/schema'
-import { createStorage } from '../../shared/storage'
+import { createStorage } from '../../shared/platform/storage'
 import { CliError, intFlag, stringFlag, type CliContext, type Flags } from '../io'
 
 export const usage = `  watermark set --business <id> --file <logo.png|webp> [--json]

@@ -6,8 +6,8 @@
 import { and, asc, eq, gt, inArray, lt, isNotNull, sql as dsql } from 'drizzle-orm'
 import type { Db, Sql } from '../client'
 import { properties, propertyImages, type PropertyRow } from '../schema'
-import { catalogueFilterColumns, toPublicProperty, type ReadyImage } from '../../shared/property-view'
-import type { CatalogueQuery } from '../../shared/catalogue-filters'
+import { catalogueFilterColumns, toPublicProperty, type ReadyImage } from '../../shared/listings/property-view'
+import type { CatalogueQuery } from '../../shared/listings/catalogue-filters'
 
 async function readyImages(db: Db, propertyIds: number[]): Promise<Map<number, ReadyImage[]>> {
   const byProperty = new Map<number, ReadyImage[]>()

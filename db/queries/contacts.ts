@@ -7,8 +7,8 @@
 import { and, count, eq, gte, isNotNull, sql as dsql, type SQL } from 'drizzle-orm'
 import { isUniqueViolation, type Db, type Sql } from '../client'
 import { contacts, type ContactRow } from '../schema'
-import type { ContactColumns } from '../../shared/lead-input'
-import { dedupeIngestLeads, type IngestLead } from '../../shared/ingest'
+import type { ContactColumns } from '../../shared/leads/lead-input'
+import { dedupeIngestLeads, type IngestLead } from '../../shared/leads/ingest'
 
 export const PHONE_UNIQUE = 'contacts_business_phone_uq'
 export const EMAIL_UNIQUE = 'contacts_business_email_uq'

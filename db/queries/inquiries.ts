@@ -8,7 +8,7 @@ import type { Db } from '../client'
 import { contacts, leadInquiries } from '../schema'
 import { hasEnabledOutreachEndpoint, insertOutreachDelivery } from './outreach'
 import { findProperty } from './properties'
-import { newDeliveryId, type DeliveryBody } from '../../shared/outreach'
+import { newDeliveryId, type DeliveryBody } from '../../shared/outreach/delivery'
 
 export interface NewContactValues {
   type: 'demandante' | 'propietario'

@@ -2,7 +2,7 @@
 import { and, eq, sql } from 'drizzle-orm'
 import type { Db } from '../client'
 import { contacts, properties, type PropertyRow } from '../schema'
-import type { inputToColumns } from '../../shared/property-input'
+import type { inputToColumns } from '../../shared/listings/property-input'
 
 type Columns = ReturnType<typeof inputToColumns>
 

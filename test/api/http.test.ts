@@ -107,7 +107,7 @@ describe('errors (contract §6)', () => {
     const { createApp } = await import('../../api/app')
     const { createDatabase } = await import('../../db/client')
     const broken = createDatabase('postgres://postgres@127.0.0.1:1/none', { max: 1 })
-    const app = createApp({ ...ctx.deps, database: broken, keys: new (await import('../../api/key-store')).KeyStore(broken.db) })
+    const app = createApp({ ...ctx.deps, database: broken, keys: new (await import('../../shared/access/key-store')).KeyStore(broken.db) })
     const started = Date.now()
     const res = await call(app, 'GET', '/v1/me', { key: biz.apiKey })
     expect(res.status, res.text).toBe(503)
@@ -127,7 +127,7 @@ describe('ops endpoints (contract §6)', () => {
   })
 
   test('/readyz answers 503 when Redis is unreachable', async () => {
-    const { redisConnection } = await import('../../shared/queues')
+    const { redisConnection } = await import('../../shared/platform/queues')
     const { createApp } = await import('../../api/app')
     const redis = redisConnection('redis://127.0.0.1:1', 'producer', { retryStrategy: () => null })
     redis.on('error', () => {})

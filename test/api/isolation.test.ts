@@ -8,7 +8,7 @@
  *   changes nothing; a key holding only that scope gets past the scope check.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { SCOPES, type Scope } from '../../shared/scopes'
+import { SCOPES, type Scope } from '../../shared/access/scopes'
 import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { exampleOf, fillPath, loadDocument, operationsOf, pathParamsOf, type Json, type Operation } from '../fuzz/openapi-schema'
 import { Resources, snapshotBusiness } from '../fuzz/resources'

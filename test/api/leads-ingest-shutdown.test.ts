@@ -3,7 +3,7 @@ import { Queue } from 'bullmq'
 import IORedis from 'ioredis'
 import { createApp } from '../../api/app'
 import { closeApiDeps, createApiDeps } from '../../api/runtime'
-import { createLogger } from '../../shared/logger'
+import { createLogger } from '../../shared/platform/logger'
 import { call, createTestContext, eventually, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { ingestBody, uniquePhone } from '../helpers/leads'
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { INVALID_PHONE_MESSAGE } from '../../shared/phones'
-import { createLogger } from '../../shared/logger'
+import { INVALID_PHONE_MESSAGE } from '../../shared/leads/phones'
+import { createLogger } from '../../shared/platform/logger'
 import { startWorkers, type RunningWorkers } from '../../worker/runtime'
 import { call, createTestContext, eventually, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { contactsOf, ingestBody, uniquePhone } from '../helpers/leads'

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { INVALID_PHONE_MESSAGE } from '../../shared/phones'
+import { INVALID_PHONE_MESSAGE } from '../../shared/leads/phones'
 import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { contactsOf, createLead, leadBody, uniquePhone } from '../helpers/leads'
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createApp } from '../../api/app'
-import { Queues, redisConnection } from '../../shared/queues'
+import { Queues, redisConnection } from '../../shared/platform/queues'
 import { call, createTestContext, type TestContext } from '../helpers/context'
 import { makeFailedJobs } from '../helpers/failed-jobs'
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Value } from '@sinclair/typebox/value'
-import { PropertyListResponse, PropertyResponse } from '../../api/routes/properties.model'
-import { SUBTYPE_KEYS } from '../../shared/subtypes'
+import { PropertyListResponse, PropertyResponse } from '../../shared/listings/schemas'
+import { SUBTYPE_KEYS } from '../../shared/listings/subtypes'
 import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { createPublished } from '../helpers/properties'
 

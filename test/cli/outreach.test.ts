@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { insertOutreachDelivery, recordOutreachAttempt } from '../../db/queries/outreach'
-import { endpointSecretContext } from '../../shared/outreach'
-import { openSecret } from '../../shared/secret-box'
+import { endpointSecretContext } from '../../shared/outreach/delivery'
+import { openSecret } from '../../shared/platform/secret-box'
 import { createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 
 let ctx: TestContext

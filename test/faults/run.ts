@@ -5,7 +5,7 @@
  * PASS/FAIL, stops everything it started and exits non-zero on any failure.
  */
 import postgres from 'postgres'
-import { Queues, redisConnection } from '../../shared/queues'
+import { Queues, redisConnection } from '../../shared/platform/queues'
 import { Cluster } from './cluster'
 import { printResult, type ScenarioResult, type Target } from './load'
 import { scenarioIdempotency, scenarioPostgresOutage, scenarioRedisOutage, scenarioSigterm, scenarioWorkerKill, type HarnessContext } from './scenarios'

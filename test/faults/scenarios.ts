@@ -5,7 +5,7 @@
  * rows beyond one per business key.
  */
 import type postgres from 'postgres'
-import type { Queues } from '../../shared/queues'
+import type { Queues } from '../../shared/platform/queues'
 import { until, type Cluster, type ManagedProcess } from './cluster'
 import { drive, driveFor, ingestBody, percentile, prng, request, summariseStatuses, type Outcome, type ScenarioResult, type Target } from './load'
 

@@ -10,10 +10,10 @@ import { closeApiDeps, createApiDeps } from '../../api/runtime'
 import { insertKey } from '../../db/queries/api-keys'
 import { createBusiness } from '../../db/queries/businesses'
 import { businesses } from '../../db/schema'
-import { generateApiKey } from '../../shared/api-key-format'
-import { loadConfig, type Config } from '../../shared/config'
-import { createLogger } from '../../shared/logger'
-import { SCOPES, type Scope } from '../../shared/scopes'
+import { generateApiKey } from '../../shared/access/api-key-format'
+import { loadConfig, type Config } from '../../shared/platform/config'
+import { createLogger } from '../../shared/platform/logger'
+import { SCOPES, type Scope } from '../../shared/access/scopes'
 
 export interface TestContext {
   deps: AppDeps

@@ -3,8 +3,8 @@
  * processor refuses every job permanently, as a broken downstream would.
  */
 import { UnrecoverableError, Worker } from 'bullmq'
-import type { QueueName } from '../../shared/queue-names'
-import { redisConnection } from '../../shared/queues'
+import type { QueueName } from '../../shared/platform/queue-names'
+import { redisConnection } from '../../shared/platform/queues'
 import type { TestContext } from './context'
 import { eventually } from './context'
 

@@ -1,9 +1,9 @@
 /** Outreach fixtures: an endpoint configured the way `cli outreach set` does it, and an inquiry body. */
 import { sql } from 'drizzle-orm'
 import { upsertOutreachEndpoint } from '../../db/queries/outreach'
-import { endpointSecretContext } from '../../shared/outreach'
-import { generateSigningSecret } from '../../shared/outreach-signature'
-import { sealSecret } from '../../shared/secret-box'
+import { endpointSecretContext } from '../../shared/outreach/delivery'
+import { generateSigningSecret } from '../../shared/outreach/signature'
+import { sealSecret } from '../../shared/platform/secret-box'
 import type { TestContext } from './context'
 
 export async function configureEndpoint(ctx: TestContext, businessId: number, url: string): Promise<string> {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { catalogueQueryOf, matchOperations, priceColumnFor } from '../../shared/catalogue-filters'
+import { catalogueQueryOf, matchOperations, priceColumnFor } from '../../shared/listings/catalogue-filters'
 import { catalogueListSql } from '../../db/queries/catalogue'
 
 describe('GET /properties query → catalogue query (api-spec §4.3)', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { parseArea, parseLocations, toSqlArea } from '../../shared/geo'
+import { parseArea, parseLocations, toSqlArea } from '../../shared/listings/geo'
 
 describe('parseLocations (api-spec §4.3 rules 3–5)', () => {
   test('absent or non-JSON or non-array → ignored (null)', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import sharp from 'sharp'
-import { CONTENT_TYPES, sniffImage } from '../../shared/images/sniff'
-import { ImageRejectedError, fitWithin, transformImage } from '../../shared/images/transform'
-import { ImagePool } from '../../shared/images/pool'
+import { CONTENT_TYPES, sniffImage } from '../../shared/media/sniff'
+import { ImageRejectedError, fitWithin, transformImage } from '../../shared/media/transform'
+import { ImagePool } from '../../shared/media/pool'
 import { largePng, orientedJpeg, pngBomb, smallWebp } from '../helpers/images'
 
 const grey = (w: number, h: number) => sharp({ create: { width: w, height: h, channels: 3, background: '#808080' } })

@@ -1,8 +1,8 @@
 /** The micro-batcher's own logic, with plain functions standing in for the two sinks (the real Redis/PostgreSQL paths are in test/worker/lead-ingest*.test.ts). */
 import { describe, expect, test } from 'bun:test'
 import { IngestBatcher } from '../../api/ingest-batcher'
-import { buildIngestLead, type IngestLead } from '../../shared/ingest'
-import { createLogger } from '../../shared/logger'
+import { buildIngestLead, type IngestLead } from '../../shared/leads/ingest'
+import { createLogger } from '../../shared/platform/logger'
 
 const lead = (n: number) => buildIngestLead(1, { source: 's', sourcePage: 'p', contact: { name: `n${n}`, phone: `+3460011${String(n).padStart(4, '0')}` }, search: {} })
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { AppError } from '../../shared/errors'
-import { InvalidBudgetError, parseBudgetMax } from '../../shared/budget'
+import { AppError } from '../../shared/platform/errors'
+import { InvalidBudgetError, parseBudgetMax } from '../../shared/leads/budget'
 
 describe('search.budget grammar (api-spec §4.11 rule 5, docs/leads.md)', () => {
   test('a whole number is the maximum', () => {

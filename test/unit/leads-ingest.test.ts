@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test'
 import { Value } from '@sinclair/typebox/value'
-import { AppError } from '../../shared/errors'
-import { INGEST_DEFAULTS, buildIngestLead, dedupeIngestLeads, ingestNotes, parseHabs, type RentalIngestInput } from '../../shared/ingest'
-import { IngestLead } from '../../shared/jobs'
-import { INVALID_PHONE_MESSAGE } from '../../shared/phones'
+import { AppError } from '../../shared/platform/errors'
+import { INGEST_DEFAULTS, buildIngestLead, dedupeIngestLeads, ingestNotes, parseHabs, type RentalIngestInput } from '../../shared/leads/ingest'
+import { IngestLead } from '../../shared/platform/jobs'
+import { INVALID_PHONE_MESSAGE } from '../../shared/leads/phones'
 
 const input = (over: Partial<RentalIngestInput> = {}, search: RentalIngestInput['search'] = {}): RentalIngestInput => ({
   source: 'landing-alquiler',

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { parseIsoInstant } from '../../shared/iso-time'
+import { parseIsoInstant } from '../../shared/platform/iso-time'
 
 describe('updated_since parsing (contract §4)', () => {
   test('dates, date-times, fractions and offsets; no offset is UTC', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
-import { computeSignature, generateSigningSecret, signatureHeader, verifyWebhookSignature } from '../../shared/outreach-signature'
-import { deliveryBodyText, outreachBackoffMs, type DeliveryBody } from '../../shared/outreach'
+import { computeSignature, generateSigningSecret, signatureHeader, verifyWebhookSignature } from '../../shared/outreach/signature'
+import { deliveryBodyText, outreachBackoffMs, type DeliveryBody } from '../../shared/outreach/delivery'
 
 const SECRET = 'whsec_test-secret'
 const BODY = '{"type":"inquiry.created","delivery_id":"dlv_1"}'

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { choosePrimaryPhone, normalisePhone } from '../../shared/phones'
+import { choosePrimaryPhone, normalisePhone } from '../../shared/leads/phones'
 
 describe('normalisePhone', () => {
   test.each([

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { approximateAddress, catalogueFilterColumns, rentalKind, toPublicProperty, type PrivatePropertyRow } from '../../shared/property-view'
-import { mergePatch, propertyRuleErrors } from '../../shared/property-input'
+import { approximateAddress, catalogueFilterColumns, rentalKind, toPublicProperty, type PrivatePropertyRow } from '../../shared/listings/property-view'
+import { mergePatch, propertyRuleErrors } from '../../shared/listings/property-input'
 
 const base: PrivatePropertyRow = {
   id: 7,

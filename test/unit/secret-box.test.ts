@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { openSecret, sealSecret, SecretBoxError } from '../../shared/secret-box'
+import { openSecret, sealSecret, SecretBoxError } from '../../shared/platform/secret-box'
 
 const APP = 'a'.repeat(40)
 const OTHER = 'b'.repeat(40)

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { loadConfig } from '../../shared/config'
-import { createStorage, type Storage } from '../../shared/storage'
-import { LocalStorage } from '../../shared/storage/local'
+import { loadConfig } from '../../shared/platform/config'
+import { createStorage, type Storage } from '../../shared/platform/storage'
+import { LocalStorage } from '../../shared/platform/storage/local'
 import { startS3Server, type S3Server } from '../helpers/s3'
 
 let dataDir: string

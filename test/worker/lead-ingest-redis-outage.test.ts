@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Subprocess } from 'bun'
 import IORedis from 'ioredis'
-import { createLogger } from '../../shared/logger'
+import { createLogger } from '../../shared/platform/logger'
 import { startWorkers, type RunningWorkers } from '../../worker/runtime'
 import { call, createTestContext, eventually, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { freePort } from '../helpers/processes'

@@ -6,7 +6,7 @@
 import { UnrecoverableError, type Job } from 'bullmq'
 import { Value } from '@sinclair/typebox/value'
 import { rebuildCatalogueBatch, rebuildCatalogueEntry } from '../../db/queries/catalogue'
-import { CatalogueReindexPayload } from '../../shared/jobs'
+import { CatalogueReindexPayload } from '../../shared/platform/jobs'
 import type { WorkerDeps } from '../deps'
 
 export async function processCatalogueReindex(deps: Pick<WorkerDeps, 'database' | 'queues'>, job: Job): Promise<unknown> {

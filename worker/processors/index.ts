@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq'
-import type { QueueName } from '../../shared/queue-names'
+import type { QueueName } from '../../shared/platform/queue-names'
 import type { WorkerDeps } from '../deps'
 
 export type Processor = (job: Job) => Promise<unknown>

@@ -7,7 +7,7 @@
 import { UnrecoverableError, type Job } from 'bullmq'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { insertIngestLeads } from '../../db/queries/contacts'
-import { LeadIngestPayload } from '../../shared/jobs'
+import { LeadIngestPayload } from '../../shared/platform/jobs'
 import type { WorkerDeps } from '../deps'
 
 const payloadCheck = TypeCompiler.Compile(LeadIngestPayload)

@@ -11,10 +11,10 @@ import { Value } from '@sinclair/typebox/value'
 import {
   findOutreachDelivery, findOutreachEndpoint, finishOutreachDelivery, listStalePendingDeliveries, recordOutreachAttempt,
 } from '../../db/queries/outreach'
-import { JOBS, OutreachPayload } from '../../shared/jobs'
-import { deliveryBodyText, endpointSecretContext, outreachBackoffMs, type DeliveryBody } from '../../shared/outreach'
-import { signatureHeader } from '../../shared/outreach-signature'
-import { openSecret } from '../../shared/secret-box'
+import { JOBS, OutreachPayload } from '../../shared/platform/jobs'
+import { deliveryBodyText, endpointSecretContext, outreachBackoffMs, type DeliveryBody } from '../../shared/outreach/delivery'
+import { signatureHeader } from '../../shared/outreach/signature'
+import { openSecret } from '../../shared/platform/secret-box'
 import type { WorkerDeps } from '../deps'
 
 export const OUTREACH_USER_AGENT = 'property-lead-api-outreach/1.0'

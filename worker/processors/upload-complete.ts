@@ -8,8 +8,8 @@
 import { UnrecoverableError, type Job } from 'bullmq'
 import { Value } from '@sinclair/typebox/value'
 import { createImagesForFiles, failFile, loadUploadSession, settleSession, type UploadFileRow } from '../../db/queries/images'
-import { UploadCompletePayload } from '../../shared/jobs'
-import { SNIFF_BYTES, sniffImage } from '../../shared/images/sniff'
+import { UploadCompletePayload } from '../../shared/platform/jobs'
+import { SNIFF_BYTES, sniffImage } from '../../shared/media/sniff'
 import type { WorkerDeps } from '../deps'
 
 /** Storage round trips per session in flight at once (an upload has at most 50 files). */

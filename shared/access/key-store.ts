@@ -3,11 +3,11 @@
  * second, so a revocation or expiry is refused on every replica within 1 s without a database
  * read per request; `last_used_at` is collected here and flushed in one statement every few seconds.
  */
-import type { Db } from '../db/client'
-import { findKeyByKeyId, touchKeys, type KeyRecord } from '../db/queries/api-keys'
-import { parseApiKey, secretMatches } from '../shared/api-key-format'
-import { AppError } from '../shared/errors'
-import type { Scope } from '../shared/scopes'
+import type { Db } from '../../db/client'
+import { findKeyByKeyId, touchKeys, type KeyRecord } from '../../db/queries/api-keys'
+import { parseApiKey, secretMatches } from './api-key-format'
+import { AppError } from '../platform/errors'
+import type { Scope } from './scopes'
 
 export interface AuthContext {
   apiKeyId: number

@@ -4,9 +4,9 @@
  * ranges are those of the lead object (contract §4).
  */
 import { Type as T, type Static } from '@sinclair/typebox'
-import { MAX_ID, literalUnion } from '../schemas'
-import { PROPERTY_TYPES } from '../../shared/subtypes'
-import { OPERATIONS } from './properties.model'
+import { MAX_ID, literalUnion } from '../platform/schemas'
+import { PROPERTY_TYPES } from '../listings/subtypes'
+import { OPERATIONS } from '../listings/schemas'
 
 const strict = { additionalProperties: false }
 

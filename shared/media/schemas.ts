@@ -4,7 +4,7 @@
  */
 import { Type as T } from '@sinclair/typebox'
 import { t } from 'elysia'
-import { Timestamp, idParam, literalUnion } from '../schemas'
+import { Timestamp, idParam, literalUnion } from '../platform/schemas'
 
 export const UPLOAD_CONTENT_TYPES = ['image/jpeg', 'image/png', 'image/webp'] as const
 /** 25 MiB per file (contract §5). */

@@ -2,8 +2,8 @@
  * The lead object of contract §4 as one plain function of a `contacts` row, used by list and
  * retrieve alike so the two never disagree. Field order follows the contract.
  */
-import type { ContactRow } from '../db/schema/contacts'
-import type { PropertyType } from './subtypes'
+import type { ContactRow } from '../../db/schema/contacts'
+import type { PropertyType } from '../listings/subtypes'
 
 export const LEAD_TYPES = ['demandante', 'propietario'] as const
 export const LEAD_OPERATIONS = ['venta', 'alquiler', 'traspaso'] as const

@@ -5,11 +5,12 @@
  * arriving meanwhile waits for the answer and replays it; another body under the same key is 409.
  */
 import { createHash } from 'node:crypto'
-import type { Db } from '../db/client'
+import type { Db } from '../../db/client'
 import {
   claimIdempotencyKey, completeIdempotencyKey, findIdempotencyKey, reclaimIdempotencyKey, releaseIdempotencyKey,
-} from '../db/queries/idempotency'
-import { AppError } from '../shared/errors'
+} from '../../db/queries/idempotency'
+import { AppError } from './errors'
+import type { OperationId } from '../access/operations'
 
 export interface IdempotentResult<B = unknown> {
   status: number
@@ -44,7 +45,7 @@ export function canonicalJson(value: unknown): string {
  */
 export async function idempotent<B>(
   db: Db,
-  scope: { apiKeyId: number; operation: string; key: string | undefined; body: unknown },
+  scope: { apiKeyId: number; operation: OperationId; key: string | undefined; body: unknown },
   handler: (tx: Tx) => Promise<{ status: number; body: B }>,
 ): Promise<IdempotentResult<B>> {
   if (scope.key === undefined) {

@@ -11,7 +11,7 @@
  * - Anything else (decimal separators `1.200`/`1200,50`, currency `€900`, words, signs, two
  *   dashes) is malformed and answers the documented 500.
  */
-import { AppError } from './errors'
+import { AppError } from '../platform/errors'
 
 const BUDGET_RE = /^\s*(\d{1,15})(?:\s*-\s*(\d{1,15}))?\s*$/
 

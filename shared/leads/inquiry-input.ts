@@ -3,7 +3,7 @@
  * the schema cannot express — at least one of email and phone, and a phone that normalises to
  * E.164 — reported as one 422 with every problem.
  */
-import { AppError, type FieldError } from './errors'
+import { AppError, type FieldError } from '../platform/errors'
 import { INVALID_PHONE_MESSAGE, normalisePhone } from './phones'
 
 export interface InquiryInputShape {

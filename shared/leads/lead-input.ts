@@ -4,8 +4,8 @@
  * phone normalisation to E.164 (api-spec §4.11: numbers without a prefix are Spanish) and
  * trimming. Duplicates are not checked here: the unique indexes decide (db/queries/contacts.ts).
  */
-import type { contacts } from '../db/schema/contacts'
-import { AppError, type FieldError } from './errors'
+import type { contacts } from '../../db/schema/contacts'
+import { AppError, type FieldError } from '../platform/errors'
 import type { LeadOperation, LeadType, LeadUrgency } from './lead-view'
 import { INVALID_PHONE_MESSAGE, normalisePhone } from './phones'
 

@@ -3,7 +3,7 @@
  * operation needs its price, the subtype belongs to the type, feature keys are unique; and the
  * merge of a PATCH into the current record (nested objects merge, `null` clears).
  */
-import type { FieldError } from './errors'
+import type { FieldError } from '../platform/errors'
 import { isSubtypeOf, type PropertyType } from './subtypes'
 import type { StoredArea, StoredLocation } from './property-view'
 

@@ -5,8 +5,8 @@
  */
 import { Type as T, type Static, type TSchema } from '@sinclair/typebox'
 import { t } from 'elysia'
-import { MAX_ID, Nullable, Timestamp, literalUnion } from '../schemas'
-import { PROPERTY_TYPES, SUBTYPE_KEYS } from '../../shared/subtypes'
+import { MAX_ID, Nullable, Timestamp, literalUnion } from '../platform/schemas'
+import { PROPERTY_TYPES, SUBTYPE_KEYS } from './subtypes'
 
 export const OPERATIONS = ['venta', 'alquiler', 'traspaso'] as const
 export const CREATE_STATUSES = ['disponible', 'reservada'] as const

@@ -6,8 +6,8 @@
  */
 import type { Static } from '@sinclair/typebox'
 import { parseBudgetMax } from './budget'
-import { AppError } from './errors'
-import type { IngestLead as IngestLeadSchema } from './jobs'
+import { AppError } from '../platform/errors'
+import type { IngestLead as IngestLeadSchema } from '../platform/jobs'
 import { INVALID_PHONE_MESSAGE, choosePrimaryPhone, type IngestPhoneFields } from './phones'
 
 export type IngestLead = Static<typeof IngestLeadSchema>

@@ -5,11 +5,11 @@
  */
 import { Type as T, type Static, type TSchema } from '@sinclair/typebox'
 import { t } from 'elysia'
-import { MAX_ID, Nullable, Timestamp, literalUnion } from '../schemas'
-import { LEAD_OPERATIONS, LEAD_TYPES, LEAD_URGENCIES } from '../../shared/lead-view'
-import { PROPERTY_TYPES } from '../../shared/subtypes'
-import { INVALID_PHONE_MESSAGE } from '../../shared/phones'
-import { invalidBudgetDetail } from '../../shared/budget'
+import { MAX_ID, Nullable, Timestamp, literalUnion } from '../platform/schemas'
+import { LEAD_OPERATIONS, LEAD_TYPES, LEAD_URGENCIES } from './lead-view'
+import { PROPERTY_TYPES } from '../listings/subtypes'
+import { INVALID_PHONE_MESSAGE } from './phones'
+import { invalidBudgetDetail } from './budget'
 
 const strict = { additionalProperties: false }
 
