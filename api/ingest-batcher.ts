@@ -18,7 +18,7 @@ export type IngestOutcome = 'queued' | 'stored'
 export interface IngestBatcherOptions {
   /** Puts one batch into Redis (one job); resolves once Redis acknowledged it. */
   enqueue(leads: IngestLead[]): Promise<unknown>
-  /** The fallback: inserts the batch into PostgreSQL (db/queries/contacts.ts insertIngestLeads). */
+  /** The fallback: inserts the batch into PostgreSQL (shared/leads/operations.ts storeIngestBatch). */
   store(leads: IngestLead[]): Promise<unknown>
   logger: Logger
   /** A batch is sent as soon as it holds this many leads. */

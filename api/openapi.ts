@@ -8,6 +8,7 @@
 import { toOpenAPISchema } from '@elysiajs/openapi'
 import type { AnyElysia } from 'elysia'
 import { Problem, ValidationProblem, errorResponses } from '../shared/platform/schemas'
+import { withoutParseFunctions } from './elysia-adapter'
 
 const DESCRIPTION = `Property and lead management API for real-estate agencies.
 
@@ -22,28 +23,6 @@ const COMMON_HEADERS = {
   'Cache-Control': { description: 'Always `no-store`.', schema: { type: 'string', const: 'no-store' } },
 }
 const REPLAYED_HEADER = { description: '`true` when this is the stored answer to an earlier request with the same Idempotency-Key (api-spec §8).', schema: { type: 'string', const: 'true' } }
-
-/**
- * The generator lists no request content type at all for a route with a function parse hook
- * (plugins/http.ts parses the JSON body it already read), so those hooks are hidden while it
- * runs; it is synchronous, so no request sees the routes without them.
- */
-function withoutParseFunctions<T>(app: AnyElysia, generate: () => T): T {
-  const saved = app.routes.map((route) => {
-    const hooks = route.hooks as { parse?: { fn: unknown }[] } | undefined
-    const parse = hooks?.parse
-    if (hooks && parse) {
-      const rest = parse.filter((p) => typeof p.fn !== 'function')
-      hooks.parse = rest.length ? rest : undefined
-    }
-    return [hooks, parse] as const
-  })
-  try {
-    return generate()
-  } finally {
-    for (const [hooks, parse] of saved) if (hooks) hooks.parse = parse
-  }
-}
 
 export function buildOpenApiDocument(app: AnyElysia, version = '1.0.0'): Json {
   const generated = withoutParseFunctions(app, () => toOpenAPISchema(app, { paths: [/^\/docs/, '/openapi.json', /^\/cdn\//, /^\/storage\//] }) as Json)

@@ -3,7 +3,7 @@
  * missing service is one clear line (contract §7), and tears them down in order.
  */
 import { createDatabase } from '../db/client'
-import { insertIngestLeads } from '../db/queries/contacts'
+import { storeIngestBatch } from '../shared/leads/operations'
 import type { Config } from '../shared/platform/config'
 import { createLogger, type Logger } from '../shared/platform/logger'
 import { Queues, redisConnection } from '../shared/platform/queues'
@@ -43,7 +43,7 @@ export async function createApiDeps(config: Config, logger: Logger = createLogge
   const ingest = new IngestBatcher({
     ...config.ingestBatch,
     enqueue: (leads) => queues.enqueue('lead-ingest', { leads }),
-    store: (leads) => insertIngestLeads(database.sql, leads),
+    store: (leads) => storeIngestBatch({ database }, leads),
     logger,
   })
   return { config, database, redis, queues, keys, logger, metrics: new Metrics(), ingest, storage }

@@ -11,7 +11,7 @@
  * clients managed to write. Goal (anonymous): peak RSS within 50 MB of idle, every answer 401;
  * authenticated: every answer 413, peak within 50 MB plus twice the 1 MiB (+ one chunk) each client may hold.
  */
-import { MAX_JSON_BODY_BYTES } from '../api/plugins/http'
+import { MAX_JSON_BODY_BYTES } from '../api/request-body'
 import { parseFlags } from '../cli/io'
 import { migrateDatabase } from '../db/migrate'
 import { insertKey } from '../db/queries/api-keys'

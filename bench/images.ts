@@ -7,7 +7,7 @@
  * every fourth) through the real path: createImageUpload (sessions of 50), PUT over HTTP,
  * completeImageUpload, upload-complete, image-watermark in the worker threads, catalogue-reindex;
  * it polls until every file is ready. Then, in the same run, sharp alone does the same transform
- * (shared/images/transform.ts, same text watermark) on the same files, IMAGE_THREADS at a time.
+ * (shared/media/transform.ts, same text watermark) on the same files, IMAGE_THREADS at a time.
  * Reports images/s of both, their ratio (goal ≥ 0.8) and the peak RSS of the service process
  * (goal ≤ 512 MB; the kernel's VmHWM of the child running API + workers, so it bounds the worker's).
  * `distinct` images are generated (into a temp dir, removed at the end) and reused in turn:

@@ -1,13 +1,12 @@
 /**
- * `bun run db:migrate`: creates the database when it does not exist, enables PostGIS and applies
- * the committed drizzle-kit migrations. Safe to run on every start and from several processes.
+ * Creates the database when it does not exist, enables PostGIS and applies the committed
+ * drizzle-kit migrations. Safe to run on every start and from several processes. The command
+ * (`bun run db:migrate`, cli/migrate.ts) reads the configuration and reports failures.
  */
 import { drizzle } from 'drizzle-orm/postgres-js'
 import { migrate } from 'drizzle-orm/postgres-js/migrator'
 import postgres from 'postgres'
 import { fileURLToPath } from 'node:url'
-import { getConfig } from '../shared/platform/config'
-import { describeConnectionError } from '../shared/platform/service-errors'
 
 const MIGRATIONS = fileURLToPath(new URL('./migrations', import.meta.url))
 
@@ -49,21 +48,5 @@ export async function migrateDatabase(url: string): Promise<void> {
     }
   } finally {
     await sql.end({ timeout: 1 })
-  }
-}
-
-if (import.meta.main) {
-  const config = getConfig()
-  try {
-    await migrateDatabase(config.databaseUrl)
-    console.log(JSON.stringify({ level: 'info', msg: 'database migrated' }))
-  } catch (error) {
-    const code = (error as { code?: string }).code
-    if (code === 'ECONNREFUSED' || code === 'CONNECT_TIMEOUT' || code === 'ENOTFOUND') {
-      console.error(describeConnectionError('PostgreSQL', config.databaseUrl, error))
-    } else {
-      console.error(`migration failed: ${(error as Error).message}`)
-    }
-    process.exit(1)
   }
 }

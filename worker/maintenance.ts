@@ -4,17 +4,17 @@
  * a job when the API's enqueue failed (docs/outreach.md); expired upload sessions and the
  * originals of failed or abandoned uploads (contract §5).
  */
-import { deleteExpiredIdempotencyKeys } from '../db/queries/idempotency'
-import { sweepUploads } from './upload-sweep'
+import { deleteExpiredIdempotencyAnswers } from '../shared/platform/idempotency'
+import { sweepUploads } from '../shared/media/operations'
 import type { WorkerDeps } from './deps'
-import { sweepOutreachDeliveries } from './processors/outreach'
+import { sweepOutreachDeliveries } from '../shared/outreach/operations'
 
 const INTERVAL_MS = 10 * 60 * 1000
 
 export type MaintenanceTask = (deps: WorkerDeps) => Promise<unknown>
 
 export const MAINTENANCE_TASKS: Record<string, MaintenanceTask> = {
-  'idempotency-keys': (deps) => deleteExpiredIdempotencyKeys(deps.database.db),
+  'idempotency-keys': (deps) => deleteExpiredIdempotencyAnswers(deps.database.db),
   'outreach-sweep': (deps) => sweepOutreachDeliveries(deps),
   uploads: (deps) => sweepUploads(deps),
 }

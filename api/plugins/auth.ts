@@ -10,7 +10,7 @@ import { AppError } from '../../shared/platform/errors'
 import type { Scope } from '../../shared/access/scopes'
 import { OPERATIONS, type OperationId } from '../../shared/access/operations'
 import { requireScope, type AuthContext } from '../../shared/access/key-store'
-import { requestMeta } from './http'
+import { requestMeta } from '../request-meta'
 
 function authOf(request: Request): AuthContext {
   const auth = requestMeta(request)?.auth

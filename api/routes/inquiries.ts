@@ -10,10 +10,9 @@ import type { AppDeps } from '../deps'
 import { idempotent } from '../../shared/platform/idempotency'
 import { authPlugin } from '../plugins/auth'
 import { IdempotencyKeyHeader } from '../../shared/platform/schemas'
-import { createInquiry, isPropertyOfBusiness } from '../../db/queries/inquiries'
-import { fieldError } from '../../shared/platform/errors'
 import { inquiryValuesOf } from '../../shared/leads/inquiry-input'
-import { LeadInquiryRequest, LeadInquiryResponse, type LeadInquiryAnswer } from '../../shared/leads/inquiry-schemas'
+import { createInquiry, queueOutreachDelivery } from '../../shared/leads/operations'
+import { LeadInquiryRequest, LeadInquiryResponse, type LeadInquiryAnswer } from '../../shared/leads/schemas'
 
 export const inquiryRoutes = (deps: AppDeps) => {
   const { db } = deps.database
@@ -22,14 +21,10 @@ export const inquiryRoutes = (deps: AppDeps) => {
     .post(
       '/leads/inquiries',
       async ({ auth, body, headers, set }) => {
+        // Refused before the key is claimed: a 422 here is not stored as the key's answer.
         const values = inquiryValuesOf(body)
-        let deliveryId: string | null = null
+        let deliveryId = null as string | null
         const result = await idempotent<LeadInquiryAnswer>(db, { apiKeyId: auth.apiKeyId, operation: 'createLeadInquiry', key: headers['idempotency-key'], body }, async (tx) => {
-          // A property of another business is reported like a missing one (api-spec §5.5), as a
-          // 422 on the field: the resource addressed by the path (the inquiry) is not what is missing.
-          if (values.propertyId !== null && !(await isPropertyOfBusiness(tx, auth.business.id, values.propertyId))) {
-            throw fieldError(['body', 'property_id'], 'No property with this id in this business', 'not_found')
-          }
           const created = await createInquiry(tx, auth.business.id, values)
           deliveryId = created.deliveryId
           return {
@@ -44,15 +39,8 @@ export const inquiryRoutes = (deps: AppDeps) => {
             },
           }
         })
-        if (deliveryId !== null) {
-          const id: string = deliveryId
-          try {
-            await deps.queues.enqueue('outreach', { deliveryId: id })
-          } catch (error) {
-            // Committed already: the sweep re-enqueues pending deliveries without a job.
-            deps.logger.warn('outreach enqueue failed; the maintenance sweep will queue it', { delivery_id: id, error: (error as Error).message })
-          }
-        }
+        // After commit: the worker must find the delivery row.
+        if (deliveryId !== null) await queueOutreachDelivery(deps, deliveryId)
         if (result.replayed) set.headers['idempotent-replayed'] = 'true'
         set.status = result.status
         return result.body
@@ -63,7 +51,6 @@ export const inquiryRoutes = (deps: AppDeps) => {
         body: LeadInquiryRequest,
         response: { 200: LeadInquiryResponse },
         detail: {
-          
           summary: 'Create a contact-form inquiry',
           description:
             'Attaches the inquiry to the contact with the same phone (E.164) or email (case-insensitive) — that contact is not modified (`lead_created: false`) — or creates a contact from `contact` and `lead` (`lead_created: true`). ' +

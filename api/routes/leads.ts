@@ -1,34 +1,20 @@
 /**
- * Leads (api-spec §4.7–4.11, contract §4, §4.1): contacts CRUD and the rental ingest. Duplicate
- * phones and emails are decided by the unique indexes (db/queries/contacts.ts); the ingest
- * validates here and persists through the micro-batcher (api/ingest-batcher.ts).
+ * Leads (api-spec §4.7–4.11, contract §4, §4.1): contacts CRUD and the rental ingest, over
+ * shared/leads/operations.ts. The ingest validates before answering and persists through the
+ * micro-batcher (api/ingest-batcher.ts).
  */
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
 import { authPlugin } from '../plugins/auth'
 import { CreatedResponse, IdempotencyKeyHeader, idParam, pathIdsToNumbers } from '../../shared/platform/schemas'
 import { idempotent } from '../../shared/platform/idempotency'
-import { findContact, insertContact, listContacts, updateContact, type WriteResult } from '../../db/queries/contacts'
-import { AppError, fieldError, notFound } from '../../shared/platform/errors'
-import { buildIngestLead } from '../../shared/leads/ingest'
-import { leadInputToColumns } from '../../shared/leads/lead-input'
-import { leadView } from '../../shared/leads/lead-view'
-import { parseIsoInstant } from '../../shared/platform/iso-time'
-import { INVALID_PHONE_MESSAGE, normalisePhone } from '../../shared/leads/phones'
+import { createLead, getLead, listLeads, prepareIngestLead, updateLead } from '../../shared/leads/operations'
 import {
   INGEST_BUDGET_PROBLEM_EXAMPLE, INGEST_PHONE_PROBLEM_EXAMPLE, LeadCreateRequest, LeadDetailResponse, LeadListQuery, LeadListResponse,
   LeadUpdateRequest, RentalIngestRequest, RentalIngestResponse,
 } from '../../shared/leads/schemas'
 
-const LeadNotFound = () => notFound('Lead')
 const NUMERIC_QUERY = ['limit', 'offset'] as const
-
-/** contract §4, §6: 409 `Duplicate contact` naming the contact that holds the phone or email. */
-function created(result: WriteResult): number {
-  if (result === null) throw LeadNotFound()
-  if ('duplicateOf' in result) throw new AppError('duplicate_contact', 'Duplicate contact', { extra: { existing_id: result.duplicateOf } })
-  return result.id
-}
 
 export const leadRoutes = (deps: AppDeps) => {
   const { db } = deps.database
@@ -37,20 +23,8 @@ export const leadRoutes = (deps: AppDeps) => {
     .get(
       '/leads',
       async ({ auth, query }) => {
-        let phone: string | undefined
-        if (query.phone !== undefined) {
-          phone = normalisePhone(query.phone) ?? undefined
-          if (phone === undefined) throw fieldError(['query', 'phone'], INVALID_PHONE_MESSAGE, 'phone_invalid')
-        }
-        let updatedSince: Date | undefined
-        if (query.updated_since !== undefined) {
-          updatedSince = parseIsoInstant(query.updated_since) ?? undefined
-          if (updatedSince === undefined) throw fieldError(['query', 'updated_since'], 'Must be an ISO 8601 date or date-time, e.g. 2026-11-01T10:00:00Z', 'datetime_invalid')
-        }
-        const limit = query.limit ?? 100
-        const offset = query.offset ?? 0
-        const { rows, count } = await listContacts(db, { businessId: auth.business.id, type: query.type, phone, email: query.email, updatedSince, limit, offset })
-        return { status: 'ok' as const, data: rows.map(leadView), count, limit, offset, authenticated_as: auth.business.name }
+        const page = await listLeads(deps, auth.business.id, query)
+        return { status: 'ok' as const, data: page.leads, count: page.count, limit: page.limit, offset: page.offset, authenticated_as: auth.business.name }
       },
       {
         operation: 'listLeads',
@@ -66,7 +40,6 @@ export const leadRoutes = (deps: AppDeps) => {
         query: LeadListQuery,
         response: { 200: LeadListResponse },
         detail: {
-          
           summary: 'List the business contacts',
           description: 'Newest first (creation time, ties on id descending), with the total `count` across pages. Optional filters combine with AND: `type`, `phone` (normalised to E.164 before comparing), `email` (case-insensitive), `updated_since` (ISO 8601).',
         },
@@ -76,8 +49,7 @@ export const leadRoutes = (deps: AppDeps) => {
       '/leads',
       async ({ auth, body, headers, set }) => {
         const result = await idempotent(db, { apiKeyId: auth.apiKeyId, operation: 'createLead', key: headers['idempotency-key'], body }, async (tx) => {
-          const columns = leadInputToColumns(body)
-          const id = created(await insertContact(tx, auth.business.id, { ...columns, name: columns.name! }))
+          const id = await createLead(tx, auth.business.id, body)
           return { status: 201, body: { status: 'ok' as const, id } }
         })
         if (result.replayed) set.headers['idempotent-replayed'] = 'true'
@@ -90,7 +62,6 @@ export const leadRoutes = (deps: AppDeps) => {
         body: LeadCreateRequest,
         response: { 201: CreatedResponse },
         detail: {
-          
           summary: 'Create a contact',
           description: 'Creates a CRM contact without initiating outreach. `type` defaults to `demandante`. The phone is normalised to E.164 (no prefix: Spanish); an invalid phone is a 422. A phone or email (case-insensitive) already held by a contact of the business is a 409 `Duplicate contact` with `existing_id`. With `Idempotency-Key`, a retry within 24 h returns the original answer with `Idempotent-Replayed: true`.',
         },
@@ -99,9 +70,7 @@ export const leadRoutes = (deps: AppDeps) => {
     .get(
       '/leads/:lead_id',
       async ({ auth, params }) => {
-        const row = await findContact(db, auth.business.id, params.lead_id)
-        if (!row) throw LeadNotFound()
-        return { status: 'ok' as const, data: leadView(row), authenticated_as: auth.business.name }
+        return { status: 'ok' as const, data: await getLead(deps, auth.business.id, params.lead_id), authenticated_as: auth.business.name }
       },
       {
         operation: 'getLead',
@@ -114,9 +83,7 @@ export const leadRoutes = (deps: AppDeps) => {
     .patch(
       '/leads/:lead_id',
       async ({ auth, params, body }) => {
-        const columns = leadInputToColumns(body)
-        const id = created(await updateContact(db, auth.business.id, params.lead_id, columns))
-        return { status: 'ok' as const, id }
+        return { status: 'ok' as const, id: await updateLead(deps, auth.business.id, params.lead_id, body) }
       },
       {
         operation: 'updateLead',
@@ -125,7 +92,6 @@ export const leadRoutes = (deps: AppDeps) => {
         body: LeadUpdateRequest,
         response: { 200: CreatedResponse },
         detail: {
-          
           summary: 'Update a contact',
           description: 'Only the supplied fields change; `null` clears a nullable field; `updated_at` moves on every update. Same normalisation, 422 and 409 rules as creation.',
         },
@@ -134,8 +100,7 @@ export const leadRoutes = (deps: AppDeps) => {
     .post(
       '/leads/ingest',
       async ({ auth, body }) => {
-        const lead = buildIngestLead(auth.business.id, body)
-        await deps.ingest.submit(lead)
+        await deps.ingest.submit(prepareIngestLead(auth.business.id, body))
         return { status: 'ok' as const, authenticated_as: auth.business.name }
       },
       {
@@ -143,7 +108,6 @@ export const leadRoutes = (deps: AppDeps) => {
         body: RentalIngestRequest,
         response: { 200: RentalIngestResponse },
         detail: {
-          
           summary: 'Ingest a rental-seeking lead from a landing form',
           description: [
             'Creates a lead with type `demandante`, operation `alquiler`, property types `apartamento` and `casa`, rating 3, urgency `alta-urgencia`, and a readable summary of the form in the notes.',

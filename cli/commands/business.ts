@@ -1,4 +1,4 @@
-import { createBusiness } from '../../db/queries/businesses'
+import { createBusiness } from '../../shared/access/accounts'
 import { CliError, stringFlag, type CliContext, type Flags } from '../io'
 
 export const usage = `  business create --name <name> [--json]`
@@ -8,6 +8,6 @@ export async function run(f: Flags, ctx: CliContext): Promise<void> {
   if (command !== 'create') throw new CliError(`unknown command "business ${command ?? ''}"\n${usage}`)
   const name = stringFlag(f, 'name', true).trim()
   if (!name || name.length > 200) throw new CliError('--name must be 1–200 characters')
-  const business = await createBusiness(ctx.database.db, name)
-  ctx.out({ id: business.id, name: business.name }, `created business ${business.id} "${business.name}"`)
+  const business = await createBusiness(ctx, name)
+  ctx.out(business, `created business ${business.id} "${business.name}"`)
 }

@@ -4,37 +4,31 @@
  * stderr. Use it after a change to how the public representation is derived. Safe to re-run
  * and to interrupt: each batch commits on its own.
  */
-import { findBusiness } from '../../db/queries/businesses'
-import { rebuildCatalogueBatch } from '../../db/queries/catalogue'
+import { reindexCatalogue, type ReindexProgress } from '../../shared/listings/operations'
+import { AppError } from '../../shared/platform/errors'
 import { CliError, intFlag, type CliContext, type Flags } from '../io'
 
 export const usage = `  catalogue reindex [--business <id>] [--batch-size <n, default 2000>] [--json]`
+
+const counts = (p: ReindexProgress) => `(${p.upserted} published, ${p.deleted} drafts)`
 
 export async function run(f: Flags, ctx: CliContext): Promise<void> {
   const [command] = f.positional
   if (command !== 'reindex') throw new CliError(`unknown command "catalogue ${command ?? ''}"\n${usage}`)
   const businessId = intFlag(f, 'business')
   const batchSize = intFlag(f, 'batch-size') ?? 2000
-  const { db, sql } = ctx.database
-  if (businessId !== undefined && !(await findBusiness(db, businessId))) throw new CliError(`business ${businessId} does not exist`)
-  const [{ total }] = businessId === undefined
-    ? await sql<{ total: number }[]>`select count(*)::int as total from properties`
-    : await sql<{ total: number }[]>`select count(*)::int as total from properties where business_id = ${businessId}`
   const start = performance.now()
-  let afterId = 0
-  let seen = 0
-  let upserted = 0
-  let deleted = 0
-  for (;;) {
-    const r = await rebuildCatalogueBatch(db, { businessId, afterId, batchSize })
-    if (r.lastId === null) break
-    afterId = r.lastId
-    upserted += r.upserted
-    deleted += r.deleted
-    seen += r.upserted + r.deleted
-    const secs = (performance.now() - start) / 1000
-    ctx.progress(`catalogue reindex: ${seen}/${total} properties (${upserted} published, ${deleted} drafts) in ${secs.toFixed(1)} s`)
+  let done: ReindexProgress
+  try {
+    done = await reindexCatalogue(ctx, { businessId, batchSize }, (p) => {
+      const secs = (performance.now() - start) / 1000
+      ctx.progress(`catalogue reindex: ${p.seen}/${p.total} properties ${counts(p)} in ${secs.toFixed(1)} s`)
+    })
+  } catch (error) {
+    // An unknown business is the operator's mistake: one line and exit 2, like a bad flag.
+    if (error instanceof AppError && error.code === 'not_found') throw new CliError(error.detail)
+    throw error
   }
   const seconds = Math.round((performance.now() - start) / 100) / 10
-  ctx.out({ business_id: businessId ?? null, properties: seen, published: upserted, drafts: deleted, seconds }, `reindexed ${seen} properties (${upserted} published, ${deleted} drafts) in ${seconds} s`)
+  ctx.out({ business_id: businessId ?? null, properties: done.seen, published: done.upserted, drafts: done.deleted, seconds }, `reindexed ${done.seen} properties ${counts(done)} in ${seconds} s`)
 }

@@ -1,7 +1,6 @@
-import { insertKey, listKeys, revokeKey } from '../../db/queries/api-keys'
-import { findBusiness } from '../../db/queries/businesses'
-import { generateApiKey } from '../../shared/access/api-key-format'
+import { createApiKey, listApiKeys, revokeApiKey } from '../../shared/access/accounts'
 import { parseScopes } from '../../shared/access/scopes'
+import { AppError } from '../../shared/platform/errors'
 import { CliError, intFlag, stringFlag, type CliContext, type Flags } from '../io'
 
 export const usage = `  key create --business <id> --scopes <s1,s2,...> [--name <name>] [--expires-at <ISO 8601>] [--json]
@@ -9,8 +8,17 @@ export const usage = `  key create --business <id> --scopes <s1,s2,...> [--name 
   key list --business <id> [--json]          (never prints secrets)`
 
 export async function run(f: Flags, ctx: CliContext): Promise<void> {
+  try {
+    await runCommand(f, ctx)
+  } catch (error) {
+    // An unknown business or key is the operator's mistake: one line and exit 2, like a bad flag.
+    if (error instanceof AppError && error.code === 'not_found') throw new CliError(error.detail)
+    throw error
+  }
+}
+
+async function runCommand(f: Flags, ctx: CliContext): Promise<void> {
   const [command, arg] = f.positional
-  const db = ctx.database.db
   switch (command) {
     case 'create': {
       const businessId = intFlag(f, 'business', true)
@@ -26,30 +34,19 @@ export async function run(f: Flags, ctx: CliContext): Promise<void> {
         expiresAt = new Date(expiresRaw)
         if (Number.isNaN(expiresAt.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(expiresRaw)) throw new CliError(`--expires-at must be an ISO 8601 timestamp, got "${expiresRaw}"`)
       }
-      if (!(await findBusiness(db, businessId))) throw new CliError(`business ${businessId} does not exist`)
-      const key = generateApiKey()
-      const name = stringFlag(f, 'name') ?? null
-      await insertKey(db, { businessId, keyId: key.keyId, secretHash: key.secretHash, name, scopes, expiresAt })
-      ctx.out(
-        { business_id: businessId, key_id: key.keyId, api_key: key.apiKey, scopes, expires_at: expiresAt?.toISOString() ?? null },
-        `created key ${key.keyId} for business ${businessId}\n\n  ${key.apiKey}\n\nThis is the only time the secret is shown; store it now.`,
-      )
+      const key = await createApiKey(ctx, { businessId, scopes, name: stringFlag(f, 'name') ?? null, expiresAt })
+      ctx.out(key, `created key ${key.key_id} for business ${businessId}\n\n  ${key.api_key}\n\nThis is the only time the secret is shown; store it now.`)
       return
     }
     case 'revoke': {
       if (!arg) throw new CliError(`key revoke needs a key_id\n${usage}`)
-      const found = await revokeKey(db, arg)
-      if (!found) throw new CliError(`key ${arg} does not exist`)
+      await revokeApiKey(ctx, arg)
       ctx.out({ key_id: arg, revoked: true }, `revoked key ${arg} (refused by every API replica within 1 s)`)
       return
     }
     case 'list': {
       const businessId = intFlag(f, 'business', true)
-      const keys = (await listKeys(db, businessId)).map((k) => ({
-        key_id: k.keyId, name: k.name, scopes: k.scopes,
-        created_at: k.createdAt.toISOString(), expires_at: k.expiresAt?.toISOString() ?? null,
-        revoked_at: k.revokedAt?.toISOString() ?? null, last_used_at: k.lastUsedAt?.toISOString() ?? null,
-      }))
+      const keys = await listApiKeys(ctx, businessId)
       ctx.out({ business_id: businessId, keys }, keys.map((k) => `${k.key_id}  ${k.name ?? '-'}  ${k.scopes.join(',')}  ${k.revoked_at ? 'revoked' : k.expires_at && new Date(k.expires_at) < new Date() ? 'expired' : 'active'}`).join('\n') || 'no keys')
       return
     }

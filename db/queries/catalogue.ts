@@ -1,16 +1,77 @@
 /**
  * The catalogue read model (architecture.md "Data"): `catalogue_entries` holds, per published
- * property, the public JSON built by shared/property-view.ts and the columns every filter of
- * api-spec §4.3 reads. Rows are rebuilt from the source tables only, so a rebuild is idempotent.
+ * property, the public JSON and the columns every filter of api-spec §4.3 reads. shared/listings
+ * builds both from the source rows read here; rows are rebuilt from the source tables only, so a
+ * rebuild is idempotent.
  */
 import { and, asc, eq, gt, inArray, lt, isNotNull, sql as dsql } from 'drizzle-orm'
 import type { Db, Sql } from '../client'
 import { properties, propertyImages, type PropertyRow } from '../schema'
-import { catalogueFilterColumns, toPublicProperty, type ReadyImage } from '../../shared/listings/property-view'
-import type { CatalogueQuery } from '../../shared/listings/catalogue-filters'
 
-async function readyImages(db: Db, propertyIds: number[]): Promise<Map<number, ReadyImage[]>> {
-  const byProperty = new Map<number, ReadyImage[]>()
+/** A `property_images` row in state `ready` with its public URL (never the original key). */
+export interface ReadyImageRow {
+  id: string
+  publicUrl: string
+  position: number
+  isPrimary: boolean
+  title: string
+}
+
+/** The columns the list filters and sorts read. */
+export interface CatalogueFilterColumns {
+  status: string
+  operations: string[]
+  type: string
+  subtypeKey: string | null
+  cityLc: string
+  priceSale: number | null
+  priceRent: number | null
+  priceTransfer: number | null
+  bedrooms: number
+  isFeatured: boolean
+  rentalKind: string | null
+  /** Stored as `geog`; null when the property shows no point. */
+  point: { lat: number; lon: number } | null
+}
+
+/** One catalogue row: the public JSON served as it is stored, and its filter columns. */
+export interface CatalogueEntry extends CatalogueFilterColumns {
+  propertyId: number
+  businessId: number
+  doc: unknown
+  updatedAt: Date
+}
+
+export type PriceColumn = 'price_sale' | 'price_rent' | 'price_transfer'
+
+/** A circle as centre + radius in metres, or a polygon as closed WKT (lng lat order). */
+export type SqlArea = { kind: 'circle'; lng: number; lat: number; radius: number } | { kind: 'polygon'; wkt: string }
+
+/** What one page of the list filters on, sorts by and skips. */
+export interface CatalogueListQuery {
+  businessId: number
+  limit: number
+  offset: number
+  status?: string
+  /** Operations the `operation` filter matched (maybe none → nothing matches); undefined = no filter. */
+  operations?: string[]
+  priceColumn: PriceColumn
+  rentalKind?: 'temporal' | 'anual'
+  type?: string
+  subtypeKey?: string
+  cityLc?: string
+  /** undefined or empty = no area filter. */
+  areas?: SqlArea[]
+  minPrice?: number
+  maxPrice?: number
+  minBedrooms?: number
+  isFeatured?: boolean
+  sort?: 'price_asc' | 'price_desc'
+}
+
+/** Ready images of these properties, each list in position order. */
+export async function readyImagesOf(db: Db, propertyIds: number[]): Promise<Map<number, ReadyImageRow[]>> {
+  const byProperty = new Map<number, ReadyImageRow[]>()
   if (propertyIds.length === 0) return byProperty
   const rows = await db
     .select({ propertyId: propertyImages.propertyId, id: propertyImages.id, publicUrl: propertyImages.publicUrl, position: propertyImages.position, isPrimary: propertyImages.isPrimary, title: propertyImages.title })
@@ -25,32 +86,28 @@ async function readyImages(db: Db, propertyIds: number[]): Promise<Map<number, R
   return byProperty
 }
 
-function entryOf(row: PropertyRow, images: ReadyImage[]) {
-  const c = catalogueFilterColumns(row)
-  return {
-    property_id: row.id,
-    business_id: row.businessId,
-    doc: toPublicProperty(row, images),
-    status: c.status,
-    operations: c.operations,
-    type: c.type,
-    subtype_key: c.subtypeKey,
-    city_lc: c.cityLc,
-    price_sale: c.priceSale,
-    price_rent: c.priceRent,
-    price_transfer: c.priceTransfer,
-    bedrooms: c.bedrooms,
-    is_featured: c.isFeatured,
-    rental_kind: c.rentalKind,
-    lat: c.point?.lat ?? null,
-    lon: c.point?.lon ?? null,
-    updated_at: row.updatedAt.toISOString(),
-  }
-}
-
 /** Upserts many entries in one statement (one JSON parameter, so any batch size is one round trip). */
-async function upsertEntries(db: Db, entries: ReturnType<typeof entryOf>[]): Promise<void> {
+export async function upsertCatalogueEntries(db: Db, entries: CatalogueEntry[]): Promise<void> {
   if (entries.length === 0) return
+  const records = entries.map((e) => ({
+    property_id: e.propertyId,
+    business_id: e.businessId,
+    doc: e.doc,
+    status: e.status,
+    operations: e.operations,
+    type: e.type,
+    subtype_key: e.subtypeKey,
+    city_lc: e.cityLc,
+    price_sale: e.priceSale,
+    price_rent: e.priceRent,
+    price_transfer: e.priceTransfer,
+    bedrooms: e.bedrooms,
+    is_featured: e.isFeatured,
+    rental_kind: e.rentalKind,
+    lat: e.point?.lat ?? null,
+    lon: e.point?.lon ?? null,
+    updated_at: e.updatedAt.toISOString(),
+  }))
   await db.execute(dsql`
     insert into catalogue_entries (property_id, business_id, doc, status, operations, type, subtype_key, city_lc,
       price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, geog, updated_at)
@@ -58,7 +115,7 @@ async function upsertEntries(db: Db, entries: ReturnType<typeof entryOf>[]): Pro
       e.price_sale, e.price_rent, e.price_transfer, e.bedrooms, e.is_featured, e.rental_kind,
       case when e.lon is null then null else ST_SetSRID(ST_MakePoint(e.lon, e.lat), 4326)::geography end,
       e.updated_at
-    from jsonb_to_recordset(${JSON.stringify(entries)}::jsonb) as e(property_id int, business_id int, doc jsonb, status text,
+    from jsonb_to_recordset(${JSON.stringify(records)}::jsonb) as e(property_id int, business_id int, doc jsonb, status text,
       operations text[], type text, subtype_key text, city_lc text, price_sale float8, price_rent float8, price_transfer float8,
       bedrooms int, is_featured boolean, rental_kind text, lat float8, lon float8, updated_at timestamptz)
     on conflict (property_id) do update set business_id = excluded.business_id, doc = excluded.doc, status = excluded.status,
@@ -68,45 +125,41 @@ async function upsertEntries(db: Db, entries: ReturnType<typeof entryOf>[]): Pro
       geog = excluded.geog, updated_at = excluded.updated_at`)
 }
 
-/**
- * Makes the catalogue row of one property match the source tables: upserted when published,
- * deleted otherwise (draft, unpublished or gone). Call it inside the write's transaction for
- * read-your-writes (contract §3.3).
- */
-export async function rebuildCatalogueEntry(db: Db, propertyId: number): Promise<'upserted' | 'deleted'> {
-  // FOR SHARE waits for a concurrent write of the property to commit, so a rebuild never
-  // overwrites a newer row with what it read before that write.
-  const [row] = await db.select().from(properties).where(eq(properties.id, propertyId)).for('share')
-  if (!row || row.publishedAt === null) {
-    await db.execute(dsql`delete from catalogue_entries where property_id = ${propertyId}`)
-    return 'deleted'
-  }
-  const images = await readyImages(db, [row.id])
-  await upsertEntries(db, [entryOf(row, images.get(row.id) ?? [])])
-  return 'upserted'
+export async function deleteCatalogueEntry(db: Db, propertyId: number): Promise<void> {
+  await db.execute(dsql`delete from catalogue_entries where property_id = ${propertyId}`)
+}
+
+export async function deleteCatalogueEntries(db: Db, propertyIds: number[]): Promise<void> {
+  if (propertyIds.length === 0) return
+  await db.execute(dsql`delete from catalogue_entries where property_id = any(${dsql.raw(`'{${propertyIds.join(',')}}'::int[]`)})`)
 }
 
 /**
- * Rebuilds the properties with id > afterId (of one business, or all), `batchSize` at a time in
- * id order; drops catalogue rows of unpublished properties in the same id range. Returns the last
- * id seen (null when there was nothing left).
+ * The source row of one property for a rebuild, whatever its business. FOR SHARE waits for a
+ * concurrent write of the property to commit, so a rebuild never overwrites a newer row with
+ * what it read before that write.
  */
-export async function rebuildCatalogueBatch(db: Db, params: { businessId?: number; afterId: number; batchSize: number; beforeId?: number }): Promise<{ lastId: number | null; upserted: number; deleted: number }> {
-  return db.transaction(async (tx) => {
-    const where = and(
-      gt(properties.id, params.afterId),
-      params.beforeId === undefined ? undefined : lt(properties.id, params.beforeId),
-      params.businessId === undefined ? undefined : eq(properties.businessId, params.businessId),
-    )
-    const rows = await tx.select().from(properties).where(where).orderBy(asc(properties.id)).limit(params.batchSize)
-    if (rows.length === 0) return { lastId: null, upserted: 0, deleted: 0 }
-    const published = rows.filter((r) => r.publishedAt !== null)
-    const drafts = rows.filter((r) => r.publishedAt === null).map((r) => r.id)
-    const images = await readyImages(tx, published.map((r) => r.id))
-    await upsertEntries(tx, published.map((r) => entryOf(r, images.get(r.id) ?? [])))
-    if (drafts.length) await tx.execute(dsql`delete from catalogue_entries where property_id = any(${dsql.raw(`'{${drafts.join(',')}}'::int[]`)})`)
-    return { lastId: rows[rows.length - 1].id, upserted: published.length, deleted: drafts.length }
-  })
+export async function findPropertyForRebuild(db: Db, propertyId: number): Promise<PropertyRow | null> {
+  const [row] = await db.select().from(properties).where(eq(properties.id, propertyId)).for('share')
+  return row ?? null
+}
+
+/** One slice of a rebuild: properties with afterId < id < beforeId (of one business, or all). */
+export interface PropertySlice {
+  businessId?: number
+  afterId: number
+  beforeId?: number
+  batchSize: number
+}
+
+/** The next `batchSize` properties of the slice, in id order. */
+export async function propertiesInSlice(db: Db, slice: PropertySlice): Promise<PropertyRow[]> {
+  const where = and(
+    gt(properties.id, slice.afterId),
+    slice.beforeId === undefined ? undefined : lt(properties.id, slice.beforeId),
+    slice.businessId === undefined ? undefined : eq(properties.businessId, slice.businessId),
+  )
+  return db.select().from(properties).where(where).orderBy(asc(properties.id)).limit(slice.batchSize)
 }
 
 /** The stored public JSON of one published property of this business, as text (no re-serialising). */
@@ -123,7 +176,7 @@ const OPERATION_LITERALS = new Set(['venta', 'alquiler', 'traspaso'])
  * the fixed set (never user text) so the planner can match the per-operation partial price
  * indexes (migration 0001).
  */
-function whereOf(q: CatalogueQuery, params: unknown[]): string {
+function whereOf(q: CatalogueListQuery, params: unknown[]): string {
   const p = (value: unknown) => {
     params.push(value)
     return `$${params.length}`
@@ -162,7 +215,7 @@ function whereOf(q: CatalogueQuery, params: unknown[]): string {
  * catalogue_sale_<dir>_idx. `nulls last` on the id and updated_at too (never null): it is how
  * the indexes are built, so the planner reads the order straight from them.
  */
-function orderOf(q: CatalogueQuery, alias = ''): string {
+function orderOf(q: CatalogueListQuery, alias = ''): string {
   const price = `${alias}${q.priceColumn}`
   if (q.sort === 'price_asc') return `${price} asc nulls last, ${alias}property_id desc nulls last`
   if (q.sort === 'price_desc') return `${price} desc nulls last, ${alias}property_id desc nulls last`
@@ -180,7 +233,7 @@ export type CountMode = 'separate' | 'window'
  * generic plan cannot pick an index that is wrong for this price range or area (measured: a
  * prepared price-range query went from 6 ms to 75 ms once the generic plan kicked in).
  */
-export function catalogueListSql(q: CatalogueQuery, mode: CountMode = 'separate'): { text: string; params: unknown[] } {
+export function catalogueListSql(q: CatalogueListQuery, mode: CountMode = 'separate'): { text: string; params: unknown[] } {
   const params: unknown[] = []
   const where = whereOf(q, params)
   // No filter but the business: the total is the trigger-kept catalogue_counts row (migration 0003).
@@ -204,7 +257,7 @@ select (${countSql})::int as count, (${agg}) as data`,
   }
 }
 
-export async function listCatalogue(sql: Sql, q: CatalogueQuery, mode: CountMode = 'separate'): Promise<{ count: number; dataText: string }> {
+export async function listCatalogue(sql: Sql, q: CatalogueListQuery, mode: CountMode = 'separate'): Promise<{ count: number; dataText: string }> {
   const { text, params } = catalogueListSql(q, mode)
   const [row] = await sql.unsafe<{ count: number; data: string | null }[]>(text, params as never[])
   return { count: row.count, dataText: row.data ?? '' }

@@ -7,11 +7,22 @@
 import { and, count, eq, gte, isNotNull, sql as dsql, type SQL } from 'drizzle-orm'
 import { isUniqueViolation, type Db, type Sql } from '../client'
 import { contacts, type ContactRow } from '../schema'
-import type { ContactColumns } from '../../shared/leads/lead-input'
-import { dedupeIngestLeads, type IngestLead } from '../../shared/leads/ingest'
 
 export const PHONE_UNIQUE = 'contacts_business_phone_uq'
 export const EMAIL_UNIQUE = 'contacts_business_email_uq'
+
+type ContactInsert = typeof contacts.$inferInsert
+
+/** The columns a create or update may set; the business, id and timestamps are this file's. */
+export type ContactColumns = Partial<Omit<ContactInsert, 'id' | 'businessId' | 'createdAt' | 'updatedAt'>>
+
+/**
+ * One row of `insertIngestContacts`, every column explicit (the JSON keys the statement reads).
+ * `receivedAt` (ISO 8601) becomes created_at and updated_at.
+ */
+export type IngestContactRow = Required<
+  Pick<ContactInsert, 'businessId' | 'type' | 'name' | 'source' | 'operation' | 'propertyTypes' | 'rating' | 'urgency' | 'budgetMax' | 'minBedrooms' | 'searchLocation' | 'notes'>
+> & { phone: string; receivedAt: string }
 
 export type WriteResult = { id: number } | { duplicateOf: number } | null
 
@@ -106,19 +117,19 @@ export async function listContacts(db: Db, q: ContactListQuery): Promise<{ rows:
  * on (business_id, phone), so a duplicate creates and updates nothing and running a batch twice
  * changes nothing. Ingest never sets an email, so the email index cannot conflict. Rows are
  * inserted in (business, phone) order so concurrent batches take index locks in the same order
- * and cannot deadlock; within a batch only the first lead per (business, phone) is kept.
- * Leads of a business deleted in the meantime are dropped (the join), not retried forever.
- * Returns the number of leads created.
+ * and cannot deadlock. The caller keeps one row per (business, phone): among duplicates in one
+ * statement, which one the sort puts first (and so inserts) is not defined.
+ * Rows of a business deleted in the meantime are dropped (the join), not retried forever.
+ * Returns the number of contacts created.
  */
-export async function insertIngestLeads(sql: Sql, leads: IngestLead[]): Promise<number> {
-  const unique = dedupeIngestLeads(leads)
-  if (unique.length === 0) return 0
-  const rows = await sql`
+export async function insertIngestContacts(sql: Sql, rows: readonly IngestContactRow[]): Promise<number> {
+  if (rows.length === 0) return 0
+  const inserted = await sql`
     insert into contacts (business_id, type, name, phone, source, operation, property_types, rating, urgency,
                           budget_max, min_bedrooms, search_location, notes, created_at, updated_at)
     select r."businessId", r.type, r.name, r.phone, r.source, r.operation, r."propertyTypes", r.rating, r.urgency,
            r."budgetMax", r."minBedrooms", r."searchLocation", r.notes, r."receivedAt", r."receivedAt"
-    from jsonb_to_recordset(${JSON.stringify(unique)}::jsonb) as r(
+    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(
       "businessId" int, type text, name text, phone text, source text, operation text, "propertyTypes" text[],
       rating smallint, urgency text, "budgetMax" float8, "minBedrooms" int, "searchLocation" jsonb, notes text,
       "receivedAt" timestamptz)
@@ -126,5 +137,5 @@ export async function insertIngestLeads(sql: Sql, leads: IngestLead[]): Promise<
     order by r."businessId", r.phone
     on conflict (business_id, phone) where phone is not null do nothing
     returning id`
-  return rows.length
+  return inserted.length
 }

@@ -7,11 +7,8 @@ import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
 import type { Db } from '../client'
 import { businesses, propertyImages, uploadFiles, uploadSessions } from '../schema'
 
-/** Completion is accepted this long after `expires_at`, so an upload started just before the deadline can finish. */
-export const COMPLETE_GRACE_MS = 5 * 60 * 1000
-
-export type SessionState = 'pending' | 'processing' | 'completed' | 'failed' | 'expired'
-export type FileState = 'pending' | 'processing' | 'ready' | 'failed'
+export type SessionState = (typeof uploadSessions.$inferSelect)['state']
+export type FileState = (typeof uploadFiles.$inferSelect)['state']
 
 export interface NewUploadFile {
   filename: string
@@ -58,11 +55,11 @@ export async function createUploadSession(db: Db, params: { businessId: number; 
     .values(params.files.map((f, i) => ({ sessionId: session.id, position: i + 1, ...f })))
     .returning({ ...fileColumns, filename: uploadFiles.filename })
   files.sort((a, b) => a.position - b.position)
-  return { id: session.id, files: files as (UploadFileRow & NewUploadFile)[] }
+  return { id: session.id, files }
 }
 
 async function filesOf(db: Db, sessionId: string): Promise<UploadFileRow[]> {
-  return (await db.select(fileColumns).from(uploadFiles).where(eq(uploadFiles.sessionId, sessionId)).orderBy(asc(uploadFiles.position))) as UploadFileRow[]
+  return db.select(fileColumns).from(uploadFiles).where(eq(uploadFiles.sessionId, sessionId)).orderBy(asc(uploadFiles.position))
 }
 
 /** The session of this business and property (tenancy: anything else is "not found"). */
@@ -83,11 +80,6 @@ export async function loadUploadSession(db: Db, uploadId: string): Promise<Uploa
     .where(eq(uploadSessions.id, uploadId))
   if (!session) return null
   return { ...session, files: await filesOf(db, session.id) }
-}
-
-/** A pending session past its completion deadline is expired, swept or not. */
-export function effectiveState(session: Pick<UploadSessionRow, 'state' | 'expiresAt'>, now = Date.now()): SessionState {
-  return session.state === 'pending' && session.expiresAt.getTime() + COMPLETE_GRACE_MS < now ? 'expired' : session.state
 }
 
 /** pending → processing for the session and its files; a no-op in any other state. Returns whether it moved. */
@@ -232,16 +224,15 @@ export async function markImageFailed(db: Db, image: Pick<ImageToProcess, 'id' |
 }
 
 /**
- * Sweep 1: pending sessions past their completion deadline become `expired`. Returns the
+ * Sweep 1: pending sessions that expired before `expiredBefore` become `expired`. Returns the
  * originals of their files that may have been uploaded, to delete.
  */
-export async function expireSessions(db: Db, now = new Date()): Promise<{ fileId: string; originalKey: string }[]> {
-  const deadline = new Date(now.getTime() - COMPLETE_GRACE_MS)
+export async function expireSessions(db: Db, expiredBefore: Date): Promise<{ fileId: string; originalKey: string }[]> {
   return db.transaction(async (tx) => {
     const expired = await tx
       .update(uploadSessions)
       .set({ state: 'expired' })
-      .where(and(eq(uploadSessions.state, 'pending'), sql`${uploadSessions.expiresAt} < ${deadline.toISOString()}`))
+      .where(and(eq(uploadSessions.state, 'pending'), sql`${uploadSessions.expiresAt} < ${expiredBefore.toISOString()}`))
       .returning({ id: uploadSessions.id })
     if (expired.length === 0) return []
     return tx
@@ -263,6 +254,11 @@ export async function originalsToPurge(db: Db, limit = 500): Promise<{ fileId: s
 export async function markPurged(db: Db, fileIds: string[]): Promise<void> {
   if (fileIds.length === 0) return
   await db.update(uploadFiles).set({ purgedAt: sql`now()` }).where(inArray(uploadFiles.id, fileIds))
+}
+
+/** The business's watermark logo (`cli watermark`); null goes back to the text mark. */
+export async function setWatermarkKey(db: Db, businessId: number, watermarkKey: string | null): Promise<void> {
+  await db.update(businesses).set({ watermarkKey }).where(eq(businesses.id, businessId))
 }
 
 /** Expired sessions are kept a week for `GET …/uploads/{id}`, then forgotten. */

@@ -1,47 +1,21 @@
 /**
- * Contact-form inquiries (contract §4.2). Everything here runs inside the caller's transaction:
- * the contact (found or created), the inquiry row and, when outreach applies, the delivery row
- * commit together, so a delivery never exists without its inquiry nor the reverse.
+ * Contact-form inquiries (contract §4.2). Meant to run inside the caller's transaction: the
+ * contact (found or created), the inquiry row and, when outreach applies, the delivery row
+ * (./outreach.ts) commit together, so a delivery never exists without its inquiry nor the reverse.
  */
 import { and, eq, sql } from 'drizzle-orm'
 import type { Db } from '../client'
 import { contacts, leadInquiries } from '../schema'
-import { hasEnabledOutreachEndpoint, insertOutreachDelivery } from './outreach'
 import { findProperty } from './properties'
-import { newDeliveryId, type DeliveryBody } from '../../shared/outreach/delivery'
 
-export interface NewContactValues {
-  type: 'demandante' | 'propietario'
-  name: string
-  email: string | null
-  phone: string | null
-  source: string | null
-  operation: 'venta' | 'alquiler' | 'traspaso' | null
-  propertyTypes: string[]
-  rating: number | null
-  urgency: 'baja-urgencia' | 'media-urgencia' | 'alta-urgencia' | null
-  budgetMax: number | null
-  minBedrooms: number | null
-  notes: string
-}
+type ContactInsert = typeof contacts.$inferInsert
 
-export interface InquiryValues {
-  contact: NewContactValues
-  propertyId: number | null
-  message: string
-  source: string | null
-  sourcePage: string | null
-  outreach: boolean
-}
+/** Every column of a contact created for an inquiry, explicit. */
+export type NewInquiryContact = Required<
+  Pick<ContactInsert, 'type' | 'name' | 'email' | 'phone' | 'source' | 'operation' | 'propertyTypes' | 'rating' | 'urgency' | 'budgetMax' | 'minBedrooms' | 'notes'>
+>
 
-export interface CreatedInquiry {
-  inquiryId: number
-  leadId: number
-  leadCreated: boolean
-  outreach: 'queued' | 'skipped' | 'not_configured'
-  /** Set when a delivery row was written: the caller enqueues its job after commit. */
-  deliveryId: string | null
-}
+export type NewInquiry = Required<Omit<typeof leadInquiries.$inferInsert, 'id' | 'createdAt'>>
 
 /**
  * The contact with this phone (E.164) or email (case-insensitive); a phone match wins when the
@@ -67,7 +41,7 @@ export async function findContactByPhoneOrEmail(db: Db, businessId: number, phon
  * miss the look-up; the insert's ON CONFLICT DO NOTHING (any of the unique indexes) lets one
  * win, the other waits for it to commit, inserts nothing and then reads the winner's row.
  */
-export async function findOrCreateContact(db: Db, businessId: number, values: NewContactValues): Promise<{ id: number; created: boolean }> {
+export async function findOrCreateContact(db: Db, businessId: number, values: NewInquiryContact): Promise<{ id: number; created: boolean }> {
   for (let round = 0; round < 3; round++) {
     const existing = await findContactByPhoneOrEmail(db, businessId, values.phone, values.email)
     if (existing !== null) return { id: existing, created: false }
@@ -86,41 +60,8 @@ export async function isPropertyOfBusiness(db: Db, businessId: number, propertyI
   return (await findProperty(db, businessId, propertyId)) !== null
 }
 
-export async function createInquiry(db: Db, businessId: number, v: InquiryValues): Promise<CreatedInquiry> {
-  const lead = await findOrCreateContact(db, businessId, v.contact)
-  const [inquiry] = await db
-    .insert(leadInquiries)
-    .values({
-      businessId,
-      contactId: lead.id,
-      propertyId: v.propertyId,
-      contactName: v.contact.name,
-      contactEmail: v.contact.email,
-      contactPhone: v.contact.phone,
-      message: v.message,
-      source: v.source,
-      sourcePage: v.sourcePage,
-    })
-    .returning({ id: leadInquiries.id, createdAt: leadInquiries.createdAt })
-
-  const base = { inquiryId: inquiry.id, leadId: lead.id, leadCreated: lead.created }
-  if (!v.outreach) return { ...base, outreach: 'skipped', deliveryId: null }
-  if (!(await hasEnabledOutreachEndpoint(db, businessId))) return { ...base, outreach: 'not_configured', deliveryId: null }
-
-  const deliveryId = newDeliveryId()
-  const payload: DeliveryBody = {
-    type: 'inquiry.created',
-    delivery_id: deliveryId,
-    created_at: inquiry.createdAt.toISOString(),
-    inquiry_id: inquiry.id,
-    lead_id: lead.id,
-    lead_created: lead.created,
-    property_id: v.propertyId,
-    contact: { name: v.contact.name, email: v.contact.email, phone: v.contact.phone },
-    message: v.message,
-    source: v.source,
-    source_page: v.sourcePage,
-  }
-  await insertOutreachDelivery(db, { id: deliveryId, businessId, inquiryId: inquiry.id, payload, createdAt: inquiry.createdAt })
-  return { ...base, outreach: 'queued', deliveryId }
+/** created_at is the transaction's time; the outreach delivery carries the same instant. */
+export async function insertInquiry(db: Db, values: NewInquiry): Promise<{ id: number; createdAt: Date }> {
+  const [row] = await db.insert(leadInquiries).values(values).returning({ id: leadInquiries.id, createdAt: leadInquiries.createdAt })
+  return row
 }

@@ -1,6 +1,6 @@
 /**
  * Outreach endpoints, deliveries and attempts (contract §4.2, §8). One endpoint per business;
- * its signing secret is stored only sealed (shared/secret-box.ts). A delivery is the durable
+ * its signing secret is stored only sealed (shared/platform/secret-box.ts). A delivery is the durable
  * record of one webhook to send; its job in the `outreach` queue may be lost and re-created
  * (sweep below), the row may not.
  */

@@ -1,12 +1,16 @@
 /** Data access for the private `properties` record (contract §3). Every lookup is scoped by business. */
-import { and, eq, sql } from 'drizzle-orm'
+import { and, count, eq, sql } from 'drizzle-orm'
 import type { Db } from '../client'
 import { contacts, properties, type PropertyRow } from '../schema'
-import type { inputToColumns } from '../../shared/listings/property-input'
 
-type Columns = ReturnType<typeof inputToColumns>
+/**
+ * What a property input writes: every column but the keys, publication, private metadata and
+ * timestamps. All required, so a PATCH writes the whole merged record and a cleared field
+ * really goes back to its default.
+ */
+export type PropertyColumns = Required<Omit<typeof properties.$inferInsert, 'id' | 'businessId' | 'publishedAt' | 'metadata' | 'createdAt' | 'updatedAt'>>
 
-export async function insertProperty(db: Db, businessId: number, columns: Columns): Promise<number> {
+export async function insertProperty(db: Db, businessId: number, columns: PropertyColumns): Promise<number> {
   const [row] = await db.insert(properties).values({ businessId, ...columns }).returning({ id: properties.id })
   return row.id
 }
@@ -18,7 +22,7 @@ export async function findProperty(db: Db, businessId: number, id: number, optio
   return row ?? null
 }
 
-export async function updatePropertyColumns(db: Db, id: number, columns: Columns): Promise<void> {
+export async function updatePropertyColumns(db: Db, id: number, columns: PropertyColumns): Promise<void> {
   // metadata and images are not in `columns`: an update preserves them (api-spec §4.5).
   await db.update(properties).set({ ...columns, updatedAt: sql`now()` }).where(eq(properties.id, id))
 }
@@ -38,4 +42,13 @@ export async function isOwnerContact(db: Db, businessId: number, contactId: numb
     .from(contacts)
     .where(and(eq(contacts.id, contactId), eq(contacts.businessId, businessId), eq(contacts.type, 'propietario')))
   return row !== undefined
+}
+
+/** Properties of one business, or of all when `businessId` is undefined. */
+export async function countProperties(db: Db, businessId?: number): Promise<number> {
+  const [row] = await db
+    .select({ total: count() })
+    .from(properties)
+    .where(businessId === undefined ? undefined : eq(properties.businessId, businessId))
+  return row.total
 }

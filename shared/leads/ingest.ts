@@ -2,13 +2,14 @@
  * Rental ingest (api-spec §4.11, contract §4.1): the validated landing-form payload → the lead
  * row that is queued and inserted. Everything that can refuse the request happens here, before
  * the answer (phone → 422, budget → 500); the row carries every column so the worker and the
- * API's fallback insert the very same thing (db/queries/contacts.ts `insertIngestLeads`).
+ * API's fallback insert the very same thing (operations.ts `storeIngestBatch`).
  */
 import type { Static } from '@sinclair/typebox'
 import { parseBudgetMax } from './budget'
 import { AppError } from '../platform/errors'
 import type { IngestLead as IngestLeadSchema } from '../platform/jobs'
-import { INVALID_PHONE_MESSAGE, choosePrimaryPhone, type IngestPhoneFields } from './phones'
+import { INVALID_PHONE_MESSAGE, choosePrimaryPhone } from './phones'
+import type { RentalIngest } from './schemas'
 
 export type IngestLead = Static<typeof IngestLeadSchema>
 
@@ -23,24 +24,8 @@ export const INGEST_DEFAULTS = {
 
 type Text = string | null | undefined
 
-/** What the ingest reads from the request (the TypeBox model in api/routes/leads.model.ts is the full shape). */
-export interface RentalIngestInput {
-  source: string
-  sourcePage: string
-  contact: IngestPhoneFields & { name: string }
-  search: {
-    budget?: Text
-    entryDate?: Text
-    exitDate?: Text
-    people?: Text
-    area?: Text
-    habs?: Text
-    pets?: Text
-    workSituation?: Text
-    location?: Record<string, unknown> | null
-    freeText?: Text
-  }
-}
+/** What the ingest reads from the request: the submission's `id` and `createdAt` are not stored. */
+export type RentalIngestInput = Pick<RentalIngest, 'source' | 'sourcePage' | 'contact' | 'search'>
 
 /** A bound that keeps `min_bedrooms` meaningful; a larger "whole number" stays only in the notes. */
 const MAX_BEDROOMS = 1000
@@ -81,7 +66,7 @@ export function ingestNotes(input: Pick<RentalIngestInput, 'sourcePage' | 'searc
 
 /**
  * Validates what the schema cannot and builds the row. Throws a 422 (no valid phone, exactly
- * INVALID_PHONE_MESSAGE) or the documented 500 (malformed budget, shared/budget.ts).
+ * INVALID_PHONE_MESSAGE) or the documented 500 (malformed budget, budget.ts).
  */
 export function buildIngestLead(businessId: number, input: RentalIngestInput, receivedAt: Date = new Date()): IngestLead {
   const phone = choosePrimaryPhone(input.contact)

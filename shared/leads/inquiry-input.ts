@@ -5,27 +5,12 @@
  */
 import { AppError, type FieldError } from '../platform/errors'
 import { INVALID_PHONE_MESSAGE, normalisePhone } from './phones'
+import type { LeadInquiryInput } from './schemas'
 
-export interface InquiryInputShape {
-  contact: { name: string; email?: string | null; phone?: string | null }
-  message: string
-  property_id?: number
-  source?: string
-  source_page?: string
-  lead?: {
-    type?: 'demandante' | 'propietario'
-    operation?: 'venta' | 'alquiler' | 'traspaso'
-    property_types?: string[]
-    rating?: number
-    urgency?: 'baja-urgencia' | 'media-urgencia' | 'alta-urgencia'
-    budget_max?: number
-    min_bedrooms?: number
-    notes?: string
-  }
-  outreach?: boolean
-}
+/** What an inquiry stores: the contact to find or create, and the inquiry itself. */
+export type InquiryValues = ReturnType<typeof inquiryValuesOf>
 
-export function inquiryValuesOf(input: InquiryInputShape) {
+export function inquiryValuesOf(input: LeadInquiryInput) {
   const errors: FieldError[] = []
   const email = input.contact.email?.trim() || null
   const rawPhone = input.contact.phone ?? null

@@ -1,38 +1,21 @@
 /**
- * Lead create/update input → `contacts` columns (contract §4). The TypeBox schema in
- * api/routes/leads.model.ts checks shapes and bounds; this applies the rules a schema cannot:
- * phone normalisation to E.164 (api-spec §4.11: numbers without a prefix are Spanish) and
- * trimming. Duplicates are not checked here: the unique indexes decide (db/queries/contacts.ts).
+ * Lead create/update body → `contacts` columns (contract §4). The TypeBox schemas in schemas.ts
+ * check shapes and bounds; this applies the rules a schema cannot: phone normalisation to E.164
+ * (api-spec §4.11: numbers without a prefix are Spanish) and trimming. Duplicates are not checked
+ * here: the unique indexes decide (db/queries/contacts.ts).
  */
-import type { contacts } from '../../db/schema/contacts'
+import type { ContactColumns } from '../../db/queries/contacts'
 import { AppError, type FieldError } from '../platform/errors'
-import type { LeadOperation, LeadType, LeadUrgency } from './lead-view'
 import { INVALID_PHONE_MESSAGE, normalisePhone } from './phones'
-
-/** The body of POST /leads and PATCH /leads/{id}; `null` clears a nullable field. */
-export interface LeadInput {
-  name?: string
-  type?: LeadType
-  email?: string | null
-  phone?: string | null
-  source?: string | null
-  operation?: LeadOperation | null
-  property_types?: string[]
-  rating?: number | null
-  urgency?: LeadUrgency | null
-  budget_max?: number | null
-  min_bedrooms?: number | null
-  search_location?: Record<string, unknown> | null
-  notes?: string
-}
-
-export type ContactColumns = Partial<Omit<typeof contacts.$inferInsert, 'id' | 'businessId' | 'createdAt' | 'updatedAt'>>
+import type { LeadCreate, LeadUpdate } from './schemas'
 
 /**
  * Only the supplied fields become columns (PATCH semantics; POST supplies defaults through the
  * table's own defaults). Throws one 422 listing every invalid field.
  */
-export function leadInputToColumns(input: LeadInput): ContactColumns {
+export function leadInputToColumns(input: LeadCreate): ContactColumns & { name: string }
+export function leadInputToColumns(input: LeadUpdate): ContactColumns
+export function leadInputToColumns(input: LeadUpdate): ContactColumns {
   const errors: FieldError[] = []
   const out: ContactColumns = {}
   if (input.name !== undefined) {

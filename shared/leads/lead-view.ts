@@ -4,33 +4,7 @@
  */
 import type { ContactRow } from '../../db/schema/contacts'
 import type { PropertyType } from '../listings/subtypes'
-
-export const LEAD_TYPES = ['demandante', 'propietario'] as const
-export const LEAD_OPERATIONS = ['venta', 'alquiler', 'traspaso'] as const
-export const LEAD_URGENCIES = ['baja-urgencia', 'media-urgencia', 'alta-urgencia'] as const
-
-export type LeadType = (typeof LEAD_TYPES)[number]
-export type LeadOperation = (typeof LEAD_OPERATIONS)[number]
-export type LeadUrgency = (typeof LEAD_URGENCIES)[number]
-
-export interface LeadView {
-  id: number
-  type: LeadType
-  name: string
-  email: string | null
-  phone: string | null
-  source: string | null
-  operation: LeadOperation | null
-  property_types: PropertyType[]
-  rating: number | null
-  urgency: LeadUrgency | null
-  budget_max: number | null
-  min_bedrooms: number | null
-  search_location: Record<string, unknown> | null
-  notes: string
-  created_at: string
-  updated_at: string
-}
+import type { LeadView } from './schemas'
 
 export function leadView(row: ContactRow): LeadView {
   return {
@@ -41,6 +15,7 @@ export function leadView(row: ContactRow): LeadView {
     phone: row.phone,
     source: row.source,
     operation: row.operation,
+    // Written only through the lead schemas, whose items are property type keys.
     property_types: row.propertyTypes as PropertyType[],
     rating: row.rating,
     urgency: row.urgency,

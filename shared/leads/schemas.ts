@@ -1,17 +1,23 @@
 /**
- * TypeBox models of the lead endpoints (api-spec §2.4, §4.7–4.11; contract §4, §4.1, §8). The
- * same schemas validate requests and write the OpenAPI document. Lead bodies refuse unknown
- * fields (a typo must not silently drop data); response integers are plain `Integer`.
+ * TypeBox models of the lead endpoints (api-spec §2.4, §4.7–4.12; contract §4, §4.1, §4.2, §8).
+ * The same schemas validate requests, write the OpenAPI document and give the lead types
+ * (`Static<>`). Lead bodies refuse unknown fields (a typo must not silently drop data);
+ * response integers are plain `Integer`.
  */
 import { Type as T, type Static, type TSchema } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { MAX_ID, Nullable, Timestamp, literalUnion } from '../platform/schemas'
-import { LEAD_OPERATIONS, LEAD_TYPES, LEAD_URGENCIES } from './lead-view'
 import { PROPERTY_TYPES } from '../listings/subtypes'
 import { INVALID_PHONE_MESSAGE } from './phones'
 import { invalidBudgetDetail } from './budget'
 
 const strict = { additionalProperties: false }
+
+export const LEAD_TYPES = ['demandante', 'propietario'] as const
+export const LEAD_OPERATIONS = ['venta', 'alquiler', 'traspaso'] as const
+export const LEAD_URGENCIES = ['baja-urgencia', 'media-urgencia', 'alta-urgencia'] as const
+export const OUTREACH_OUTCOMES = ['queued', 'skipped', 'not_configured'] as const
+export type OutreachOutcome = (typeof OUTREACH_OUTCOMES)[number]
 
 const LeadTypeSchema = literalUnion(LEAD_TYPES, { title: 'LeadType', description: '`demandante` (seeks a property) or `propietario` (owns one).' })
 const LeadOperationSchema = literalUnion(LEAD_OPERATIONS, { title: 'LeadOperation' })
@@ -108,6 +114,8 @@ export const Lead = T.Object(
     examples: [{ id: 42, type: 'demandante', ...LEAD_EXAMPLE, created_at: '2026-11-01T10:00:00.000Z', updated_at: '2026-11-02T09:30:00.000Z' }],
   },
 )
+/** The lead object of contract §4 as answered by list and retrieve. */
+export type LeadView = Static<typeof Lead>
 
 export const LeadDetailResponse = T.Object({ status: T.Literal('ok'), data: Lead, authenticated_as: T.String() }, { title: 'LeadDetailResponse' })
 export const LeadListResponse = T.Object(
@@ -127,6 +135,7 @@ export const LeadListQuery = t.Object(
   },
   { additionalProperties: true },
 )
+export type LeadListParams = Static<typeof LeadListQuery>
 
 // ---- rental ingest (api-spec §4.11) ----
 
@@ -205,3 +214,82 @@ export const INGEST_BUDGET_PROBLEM_EXAMPLE = {
   code: 'invalid_budget',
   request_id: '6b0e3c1e-2f4a-4d8e-9a51-0c7d3f9b2e10',
 }
+
+// ---- contact-form inquiries (api-spec §4.12, contract §4.2) ----
+// The lead enums and ranges are those of the lead object (contract §4).
+
+export const InquiryContact = T.Object(
+  {
+    name: T.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'Name of the person writing in; not only spaces.' }),
+    email: T.Optional(T.Union([T.String({ format: 'email', maxLength: 254 }), T.Null()], { description: 'Matched case-insensitively against existing contacts. `null` is the same as leaving it out.' })),
+    phone: T.Optional(
+      T.Union([T.String({ minLength: 1, maxLength: 64 }), T.Null()], {
+        description: 'Any common spelling; normalised to E.164 (numbers without a prefix are read as Spanish). An invalid number is a 422. `null` is the same as leaving it out.',
+      }),
+    ),
+  },
+  { ...strict, title: 'InquiryContact', description: 'At least one of `email` and `phone` is required (422 otherwise, `loc` `["body","contact"]`).' },
+)
+
+export const InquiryLead = T.Object(
+  {
+    type: T.Optional(literalUnion(LEAD_TYPES, { description: 'Default `demandante`.' })),
+    operation: T.Optional(literalUnion(LEAD_OPERATIONS)),
+    property_types: T.Optional(T.Array(literalUnion(PROPERTY_TYPES), { uniqueItems: true, maxItems: PROPERTY_TYPES.length, description: 'Property type keys (api-spec §2.1).' })),
+    rating: T.Optional(T.Integer({ minimum: 1, maximum: 5 })),
+    urgency: T.Optional(literalUnion(LEAD_URGENCIES)),
+    budget_max: T.Optional(T.Number({ minimum: 0, description: 'Euros.' })),
+    min_bedrooms: T.Optional(T.Integer({ minimum: 0, maximum: 1000 })),
+    notes: T.Optional(T.String({ maxLength: 10000 })),
+  },
+  {
+    ...strict,
+    title: 'InquiryLead',
+    description: 'Fields of the contact created when nobody with this phone or email exists yet ("full control over the created lead"). Ignored when the contact already exists: an existing contact is never modified.',
+  },
+)
+
+export const LeadInquiryRequest = T.Object(
+  {
+    contact: InquiryContact,
+    message: T.String({ minLength: 1, maxLength: 5000 }),
+    property_id: T.Optional(T.Integer({ minimum: 1, maximum: MAX_ID, description: 'A property of this business (draft or published). Another business\'s or a missing id is a 422 on this field.' })),
+    source: T.Optional(T.String({ minLength: 1, maxLength: 200, description: 'Channel label, e.g. `web-contact-form`. Becomes the source of a newly created contact.' })),
+    source_page: T.Optional(T.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2000, description: 'http(s) URL of the page the form was sent from.' })),
+    lead: T.Optional(InquiryLead),
+    outreach: T.Optional(T.Boolean({ default: true, description: 'Deliver the inquiry to the business\'s outreach endpoint (default true). `false` answers `"skipped"` whether or not an endpoint is configured.' })),
+  },
+  {
+    ...strict,
+    title: 'LeadInquiryRequest',
+    examples: [
+      {
+        contact: { name: 'Ana García', email: 'ana@example.com', phone: '+34 600 111 222' },
+        message: '¿Sigue disponible el ático? Me gustaría visitarlo esta semana.',
+        property_id: 42,
+        source: 'web-contact-form',
+        source_page: 'https://inmobiliaria.example/propiedades/42',
+        lead: { type: 'demandante', operation: 'venta', property_types: ['apartamento'], rating: 4, urgency: 'media-urgencia', budget_max: 300000, min_bedrooms: 2 },
+      },
+    ],
+  },
+)
+export type LeadInquiryInput = Static<typeof LeadInquiryRequest>
+
+export const LeadInquiryResponse = T.Object(
+  {
+    status: T.Literal('ok'),
+    inquiry_id: T.Integer({ minimum: 1 }),
+    lead_id: T.Integer({ minimum: 1, description: 'The contact the inquiry is attached to (new or existing).' }),
+    lead_created: T.Boolean({ description: 'True when no contact with this phone or email existed and one was created.' }),
+    outreach: literalUnion(OUTREACH_OUTCOMES, {
+      description: '`queued`: a delivery to the outreach endpoint was recorded and queued. `skipped`: the request said `outreach: false`. `not_configured`: the business has no enabled outreach endpoint.',
+    }),
+    authenticated_as: T.String({ description: 'Name of the business owning the key.' }),
+  },
+  {
+    title: 'LeadInquiryResponse',
+    examples: [{ status: 'ok', inquiry_id: 17, lead_id: 311, lead_created: true, outreach: 'queued', authenticated_as: 'Inmobiliaria Sol' }],
+  },
+)
+export type LeadInquiryAnswer = Static<typeof LeadInquiryResponse>

@@ -2,63 +2,13 @@
  * GET /properties query → what the catalogue query filters on, plus the `filters` echo
  * (api-spec §4.3, contract §3.4/§8). Values were already type-checked by the route schema.
  */
-import { parseLocations, toSqlArea, type Area, type SqlArea } from './geo'
+import type { Static } from '@sinclair/typebox'
+import type { CatalogueListQuery, PriceColumn } from '../../db/queries/catalogue'
+import { parseLocations, toSqlArea } from './geo'
 import { OPERATION_ORDER } from './property-view'
+import type { ListFilters, PropertyListQuery } from './schemas'
 
-export type PriceColumn = 'price_sale' | 'price_rent' | 'price_transfer'
-
-export interface CatalogueQuery {
-  businessId: number
-  limit: number
-  offset: number
-  status?: string
-  /** Operations the `operation` filter matched (maybe none → nothing matches); undefined = no filter. */
-  operations?: string[]
-  priceColumn: PriceColumn
-  rentalKind?: 'temporal' | 'anual'
-  type?: string
-  subtypeKey?: string
-  cityLc?: string
-  /** undefined or empty = no area filter. */
-  areas?: SqlArea[]
-  minPrice?: number
-  maxPrice?: number
-  minBedrooms?: number
-  isFeatured?: boolean
-  sort?: 'price_asc' | 'price_desc'
-}
-
-export interface ListParams {
-  limit?: number
-  offset?: number
-  status?: string
-  operation?: string
-  rental_type?: 'temporal' | 'anual'
-  type?: string
-  subtype?: string
-  city?: string
-  locations?: string
-  min_price?: number
-  max_price?: number
-  min_bedrooms?: number
-  is_featured?: boolean
-  sort?: 'price_asc' | 'price_desc'
-}
-
-export interface FiltersEcho {
-  status: string | null
-  operation: string | null
-  rental_type: 'temporal' | 'anual' | null
-  type: string | null
-  subtype: string | null
-  city: string | null
-  locations: Area[] | null
-  min_price: number | null
-  max_price: number | null
-  min_bedrooms: number | null
-  is_featured: boolean | null
-  sort: 'price_asc' | 'price_desc' | null
-}
+export type ListParams = Static<typeof PropertyListQuery>
 
 /** api-spec §4.3 rule 2: the price that `min_price`, `max_price` and `sort` read. */
 export function priceColumnFor(operation: string | undefined): PriceColumn {
@@ -72,9 +22,9 @@ export function matchOperations(operation: string): string[] {
   return OPERATION_ORDER.filter((o) => o.includes(needle))
 }
 
-export function catalogueQueryOf(businessId: number, p: ListParams): { query: CatalogueQuery; filters: FiltersEcho } {
+export function catalogueQueryOf(businessId: number, p: ListParams): { query: CatalogueListQuery; filters: ListFilters } {
   const areas = parseLocations(p.locations)
-  const query: CatalogueQuery = {
+  const query: CatalogueListQuery = {
     businessId,
     limit: p.limit ?? 100,
     offset: p.offset ?? 0,
@@ -92,7 +42,7 @@ export function catalogueQueryOf(businessId: number, p: ListParams): { query: Ca
     isFeatured: p.is_featured,
     sort: p.sort,
   }
-  const filters: FiltersEcho = {
+  const filters: ListFilters = {
     status: p.status ?? null,
     operation: p.operation ?? null,
     rental_type: p.rental_type ?? null,

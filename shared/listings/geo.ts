@@ -4,6 +4,8 @@
  * anything else is dropped silently, and a parameter that is not JSON (or not an array) is
  * ignored as a whole (`null`).
  */
+import type { SqlArea } from '../../db/queries/catalogue'
+
 export const DEFAULT_POINT_RADIUS_M = 500
 
 export interface LatLng {
@@ -80,9 +82,7 @@ export function parseLocations(raw: string | undefined | null): Area[] | null {
   return parsed.map(parseArea).filter((a): a is Area => a !== null)
 }
 
-/** A circle as centre + radius in metres, or a polygon as closed WKT (lng lat order), for SQL. */
-export type SqlArea = { kind: 'circle'; lng: number; lat: number; radius: number } | { kind: 'polygon'; wkt: string }
-
+/** An area as the catalogue query takes it: a circle's centre and radius, or a closed polygon. */
 export function toSqlArea(a: Area): SqlArea {
   if ('position' in a) return { kind: 'circle', lng: a.position.lng, lat: a.position.lat, radius: a.radius }
   const g = a.geometry

@@ -1,37 +1,24 @@
 /**
  * Domain rules of property input (contract §3.1–3.2) beyond what the schema checks: each listed
- * operation needs its price, the subtype belongs to the type, feature keys are unique; and the
- * merge of a PATCH into the current record (nested objects merge, `null` clears).
+ * operation needs its price, the subtype belongs to the type, feature keys are unique; the merge
+ * of a PATCH into the current record (nested objects merge, `null` clears); and the mapping
+ * between a validated input and the columns of `properties`.
  */
+import type { PropertyColumns } from '../../db/queries/properties'
 import type { FieldError } from '../platform/errors'
+import type { PropertyInput } from './schemas'
 import { isSubtypeOf, type PropertyType } from './subtypes'
-import type { StoredArea, StoredLocation } from './property-view'
-
-export interface PropertyInputShape {
-  operations: string[]
-  type: string
-  subtype?: string
-  title: string
-  description?: string
-  pricing: { sale?: number; rent?: number; transfer?: number }
-  location: StoredLocation
-  area: StoredArea
-  bedrooms?: number
-  bathrooms?: number
-  characteristics?: Record<string, unknown>
-  features?: { key: string; label: string; value: string | number | boolean; isextra?: boolean }[]
-  owner_id?: number
-  is_featured?: boolean
-  status?: string
-}
 
 export const PRICE_FIELD = { venta: 'sale', alquiler: 'rent', traspaso: 'transfer' } as const
 
-export function propertyRuleErrors(input: PropertyInputShape): FieldError[] {
+/** What the rules read. Operations and type are plain strings so a rule never depends on the schema having run first. */
+export type RuleInput = Pick<PropertyInput, 'pricing' | 'subtype' | 'features'> & { operations: readonly string[]; type: string }
+
+export function propertyRuleErrors(input: RuleInput): FieldError[] {
   const errors: FieldError[] = []
   for (const op of input.operations) {
     const field = PRICE_FIELD[op as keyof typeof PRICE_FIELD]
-    if (field && (input.pricing as Record<string, unknown>)[field] === undefined) {
+    if (field && input.pricing[field] === undefined) {
       errors.push({ loc: ['body', 'pricing', field], msg: `Required because operations includes "${op}"`, type: 'missing' })
     }
   }
@@ -48,21 +35,25 @@ export function propertyRuleErrors(input: PropertyInputShape): FieldError[] {
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 
-/** contract §3.2: objects merge key by key (recursively), `null` removes a key, anything else replaces. */
-export function mergePatch<T extends Record<string, unknown>>(current: T, patch: Record<string, unknown>): T {
+/**
+ * contract §3.2: objects merge key by key (recursively), `null` removes a key, anything else
+ * replaces. The result is whatever the patch made of `current`: check it against a schema
+ * (`Value.Check` narrows it) before using it as a typed record.
+ */
+export function mergePatch<T extends Record<string, unknown>>(current: T, patch: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...current }
   for (const [key, value] of Object.entries(patch)) {
+    const existing = out[key]
     if (value === undefined) continue
     if (value === null) delete out[key]
-    else if (isPlainObject(value) && isPlainObject(out[key])) out[key] = mergePatch(out[key] as Record<string, unknown>, value)
-    else if (isPlainObject(value)) out[key] = mergePatch({}, value)
+    else if (isPlainObject(value)) out[key] = mergePatch(isPlainObject(existing) ? existing : {}, value)
     else out[key] = value
   }
-  return out as T
+  return out
 }
 
 /** The columns of `properties` a (validated) input writes. */
-export function inputToColumns(input: PropertyInputShape) {
+export function inputToColumns(input: PropertyInput): PropertyColumns {
   return {
     operations: input.operations,
     type: input.type,
@@ -84,33 +75,35 @@ export function inputToColumns(input: PropertyInputShape) {
   }
 }
 
-/** The stored record seen as a creation input: what a PATCH merges into. */
+/**
+ * The stored record seen as a creation input: what a PATCH merges into. Its values are as
+ * stored; the merge result is checked against the schema, not this.
+ */
 export function rowToInput(row: {
   operations: string[]; type: string; subtype: string | null; title: string; description: string
   priceSale: number | null; priceRent: number | null; priceTransfer: number | null
   location: unknown; area: unknown; bedrooms: number; bathrooms: number; characteristics: unknown; features: unknown
   ownerId: number | null; isFeatured: boolean; status: string
-}): PropertyInputShape {
-  const pricing: PropertyInputShape['pricing'] = {}
-  if (row.priceSale !== null) pricing.sale = row.priceSale
-  if (row.priceRent !== null) pricing.rent = row.priceRent
-  if (row.priceTransfer !== null) pricing.transfer = row.priceTransfer
-  const input: PropertyInputShape = {
+}) {
+  return {
     operations: row.operations,
     type: row.type,
     title: row.title,
     description: row.description,
-    pricing,
-    location: row.location as StoredLocation,
-    area: row.area as StoredArea,
+    pricing: {
+      ...(row.priceSale !== null && { sale: row.priceSale }),
+      ...(row.priceRent !== null && { rent: row.priceRent }),
+      ...(row.priceTransfer !== null && { transfer: row.priceTransfer }),
+    },
+    location: row.location,
+    area: row.area,
     bedrooms: row.bedrooms,
     bathrooms: row.bathrooms,
-    characteristics: row.characteristics as Record<string, unknown>,
-    features: row.features as PropertyInputShape['features'],
+    characteristics: row.characteristics,
+    features: row.features,
     is_featured: row.isFeatured,
     status: row.status,
+    ...(row.subtype !== null && { subtype: row.subtype }),
+    ...(row.ownerId !== null && { owner_id: row.ownerId }),
   }
-  if (row.subtype !== null) input.subtype = row.subtype
-  if (row.ownerId !== null) input.owner_id = row.ownerId
-  return input
 }

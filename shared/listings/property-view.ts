@@ -4,29 +4,17 @@
  * `catalogueFilterColumns` derives the filter columns from the same inputs so the two never
  * disagree (e.g. the geography point is rounded exactly like `lat`/`lon`).
  */
+import type { Static } from '@sinclair/typebox'
+import type { CatalogueFilterColumns } from '../../db/queries/catalogue'
+import type { PropertyArea, PropertyLocation } from './schemas'
 import { subtypeLabel } from './subtypes'
 
 export const OPERATION_ORDER = ['venta', 'alquiler', 'traspaso'] as const
 export type AddressPrivacy = 'public' | 'approximate' | 'hidden'
 
-export interface StoredLocation {
-  city: string
-  province?: string
-  country?: string
-  postal_code?: string
-  address?: string
-  full_address?: string
-  building_name?: string
-  coordinates?: { latitude: number; longitude: number }
-  visibility?: AddressPrivacy
-}
-
-export interface StoredArea {
-  total: number
-  usable?: number
-  built?: number
-  plot?: number
-}
+/** The `location` and `area` inputs as stored (validated by the creation schema). */
+export type StoredLocation = Static<typeof PropertyLocation>
+export type StoredArea = Static<typeof PropertyArea>
 
 /** The columns of a `properties` row this function reads. */
 export interface PrivatePropertyRow {
@@ -196,23 +184,8 @@ export function rentalKind(row: Pick<PrivatePropertyRow, 'operations' | 'charact
   return 'anual'
 }
 
-export interface CatalogueColumns {
-  status: string
-  operations: string[]
-  type: string
-  subtypeKey: string | null
-  cityLc: string
-  priceSale: number | null
-  priceRent: number | null
-  priceTransfer: number | null
-  bedrooms: number
-  isFeatured: boolean
-  rentalKind: string | null
-  /** Same point as the doc's lat/lon, so areas match what the client sees (api-spec §4.3 rule 4). */
-  point: { lat: number; lon: number } | null
-}
-
-export function catalogueFilterColumns(row: PrivatePropertyRow): CatalogueColumns {
+/** The point is the doc's lat/lon, so areas match what the client sees (api-spec §4.3 rule 4). */
+export function catalogueFilterColumns(row: PrivatePropertyRow): CatalogueFilterColumns {
   const location = row.location as StoredLocation
   return {
     status: row.status,

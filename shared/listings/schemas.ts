@@ -175,10 +175,12 @@ export const PropertyCreateRequest = T.Object(
     examples: [{ operations: ['venta'], type: 'apartamento', subtype: 'atico', title: 'Ático con terraza', pricing: { sale: 250000 }, location: { city: 'Valencia', address: 'Calle de Colón 12', coordinates: { latitude: 39.4699, longitude: -0.3763 } }, area: { total: 95 }, bedrooms: 3, bathrooms: 2 }],
   },
 )
-export type PropertyInput = Static<typeof PropertyCreateRequest> & { status?: (typeof ALL_STATUSES)[number] }
+export type PropertyCreate = Static<typeof PropertyCreateRequest>
 
 /** The merged result of a PATCH is checked against this: creation rules plus the later statuses (contract §3.2). */
 export const PropertyMerged = T.Composite([T.Omit(PropertyCreateRequest, ['status']), T.Object({ status: T.Optional(literalUnion(ALL_STATUSES)) })], strict)
+/** A property input that passed the schema: a creation body, or the merged record of a PATCH. */
+export type PropertyInput = Static<typeof PropertyMerged>
 
 const clearable = <S extends TSchema>(s: S) => T.Optional(Nullable(s))
 const partialOf = (o: Record<string, TSchema>, required: string[] = []) =>

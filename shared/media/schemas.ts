@@ -2,7 +2,7 @@
  * TypeBox models of the image upload endpoints (contract §5). The same schemas validate the
  * requests and write the OpenAPI document; bodies refuse unknown fields (contract §3.1).
  */
-import { Type as T } from '@sinclair/typebox'
+import { Type as T, type Static } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { Timestamp, idParam, literalUnion } from '../platform/schemas'
 
@@ -108,3 +108,10 @@ export const ImageUploadStatusResponse = T.Object(
     }],
   },
 )
+
+export type CreateImageUpload = Static<typeof CreateImageUploadRequest>
+export type CreatedImageUpload = Static<typeof CreateImageUploadResponse>
+export type CompletedImageUpload = Static<typeof CompleteImageUploadResponse>
+/** The `data` of `getImageUpload`. */
+export type ImageUploadStatus = Static<typeof ImageUploadStatusResponse>['data']
+export type UploadSessionState = ImageUploadStatus['state']

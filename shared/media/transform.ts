@@ -2,7 +2,7 @@
  * The public copy of a photo (contract §5), as one sharp pipeline: header-only dimension check
  * against the pixel limit first, then auto-orient, long edge ≤ 1920 px (never upscaled), the
  * watermark composited bottom-right, metadata (EXIF, GPS, XMP, ICC) dropped, progressive JPEG.
- * Runs inside the image worker threads (shared/images/thread.ts) and, alone, in the bench.
+ * Runs inside the image worker threads (shared/media/thread.ts) and, alone, in the bench.
  */
 import sharp, { type Metadata } from 'sharp'
 import { watermarkOverlay, type WatermarkSpec } from './watermark'

@@ -15,7 +15,8 @@ export type WatermarkSpec =
 const WIDTH_RATIO = 0.22
 const MAX_HEIGHT_RATIO = 0.15
 const MARGIN_RATIO = 0.02
-const MAX_LOGO_EDGE = 2000
+/** Largest logo side `cli watermark set` accepts, and the decode limit of a stored logo. */
+export const MAX_LOGO_EDGE = 2000
 
 const rendered = new Map<string, Promise<Buffer>>()
 const CACHE_LIMIT = 256

@@ -48,3 +48,16 @@ export function fieldError(loc: (string | number)[], msg: string, type = 'value_
 }
 
 export const notFound = (what: string) => new AppError('not_found', `${what} not found`)
+
+/**
+ * A backing service could not answer (refused, closed, timed out): the request may succeed
+ * later, so it is a 503 with Retry-After. Raised where a call to the service is made (the queue
+ * producer wraps every client-side Redis failure in it), so no caller reads error messages.
+ */
+export class ServiceUnavailableError extends Error {
+  readonly code = 'SERVICE_UNAVAILABLE'
+  constructor(readonly service: 'PostgreSQL' | 'Redis', cause: unknown) {
+    super(`${service} is unavailable`, { cause })
+    this.name = 'ServiceUnavailableError'
+  }
+}

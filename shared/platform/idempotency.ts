@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto'
 import type { Db } from '../../db/client'
 import {
-  claimIdempotencyKey, completeIdempotencyKey, findIdempotencyKey, reclaimIdempotencyKey, releaseIdempotencyKey,
+  claimIdempotencyKey, completeIdempotencyKey, deleteExpiredIdempotencyKeys, findIdempotencyKey, reclaimIdempotencyKey, releaseIdempotencyKey,
 } from '../../db/queries/idempotency'
 import { AppError } from './errors'
 import type { OperationId } from '../access/operations'
@@ -84,7 +84,7 @@ async function runClaimed<B>(db: Db, claimId: number, handler: (tx: Tx) => Promi
   try {
     const result = await db.transaction(async (tx) => {
       const r = await handler(tx)
-      await completeIdempotencyKey(tx as unknown as Db, claimId, r.status, r.body)
+      await completeIdempotencyKey(tx, claimId, r.status, r.body)
       return r
     })
     return { ...result, replayed: false }
@@ -106,3 +106,6 @@ function unwrapStoredError<B>(result: IdempotentResult<B>): IdempotentResult<B> 
   if (stored) throw new AppError(stored.code, stored.detail, { errors: stored.errors, extra: stored.extra })
   return result
 }
+
+/** Housekeeping: answers older than the 24 h window are never replayed again (api-spec §8). */
+export const deleteExpiredIdempotencyAnswers = (db: Db) => deleteExpiredIdempotencyKeys(db)

@@ -8,6 +8,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import type { TSchema } from '@sinclair/typebox'
 import { QUEUE_NAMES, type QueueName } from './queue-names'
 import { JOBS, type JobKind, type JobPayload } from './jobs'
+import { asRedisFailure } from './unavailable'
 
 export function redisConnection(url: string, role: 'producer' | 'worker', extra: RedisOptions = {}): IORedis {
   return new IORedis(url, {
@@ -41,12 +42,20 @@ export class Queues {
   async enqueue<K extends JobKind>(kind: K, payload: JobPayload<K>, options: { delay?: number } = {}) {
     const def = JOBS[kind]
     if (!checkerOf(kind).Check(payload)) throw new Error(`invalid ${kind} payload`)
-    return this.get(def.queue).add(def.name, payload, { ...def.options, jobId: def.jobId(payload as never), ...options })
+    try {
+      return await this.get(def.queue).add(def.name, payload, { ...def.options, jobId: def.jobId(payload as never), ...options })
+    } catch (error) {
+      throw asRedisFailure(error)
+    }
   }
 
   async enqueueBulk<K extends JobKind>(kind: K, payloads: JobPayload<K>[]) {
     const def = JOBS[kind]
-    return this.get(def.queue).addBulk(payloads.map((data) => ({ name: def.name, data, opts: { ...def.options, jobId: def.jobId(data as never) } })))
+    try {
+      return await this.get(def.queue).addBulk(payloads.map((data) => ({ name: def.name, data, opts: { ...def.options, jobId: def.jobId(data as never) } })))
+    } catch (error) {
+      throw asRedisFailure(error)
+    }
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { MAX_JSON_BODY_BYTES } from '../../api/plugins/http'
+import { MAX_JSON_BODY_BYTES } from '../../api/request-body'
 import { createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 
 // Hardening §1: a chunked body (no Content-Length) must neither be read before the key is

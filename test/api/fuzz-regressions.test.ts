@@ -3,7 +3,7 @@
  * held a core for seconds) before its fix.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { MAX_JSON_BODY_BYTES, MAX_JSON_DEPTH } from '../../api/plugins/http'
+import { MAX_JSON_BODY_BYTES, MAX_JSON_DEPTH } from '../../api/request-body'
 import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { createProperty, propertyBody } from '../helpers/properties'
 

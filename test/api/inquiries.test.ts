@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { Value } from '@sinclair/typebox/value'
-import { LeadInquiryResponse } from '../../shared/leads/inquiry-schemas'
+import { LeadInquiryResponse } from '../../shared/leads/schemas'
 import { disableOutreachEndpoint } from '../../db/queries/outreach'
 import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { configureEndpoint, deliveriesOf, inquiryBody } from '../helpers/outreach'

@@ -120,7 +120,7 @@ describe('create → publish → read', () => {
     expect(await total()).toBe(2)
     await call(ctx.app, 'POST', `/v1/properties/${a}/unpublish`, { key: b.apiKey })
     expect(await total()).toBe(1)
-    const { rebuildCatalogueBatch } = await import('../../db/queries/catalogue')
+    const { rebuildCatalogueBatch } = await import('../../shared/listings/catalogue-rebuild')
     await rebuildCatalogueBatch(ctx.deps.database.db, { businessId: b.id, afterId: 0, batchSize: 10 })
     expect(await total()).toBe(1)
     await ctx.deps.database.db.execute(sql`delete from properties where id = ${c}`)

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { sql as raw } from 'drizzle-orm'
-import { isUnavailableError } from '../../api/plugins/http'
+import { isUnavailableError } from '../../shared/platform/unavailable'
 import { createDatabase, type Database } from '../../db/client'
 
 const table = `commit_guard_${process.pid}_${Date.now()}`

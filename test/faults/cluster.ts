@@ -218,7 +218,7 @@ export class Cluster {
     this.redis.start()
     await this.redis.ready()
     progress(`redis-server on 127.0.0.1:${this.redis.port} (appendonly yes, appendfsync always)`)
-    await exec(['bun', 'run', 'db/migrate.ts'], { env: this.env })
+    await exec(['bun', 'run', 'cli/migrate.ts'], { env: this.env })
     progress('migrated')
     for (let i = 0; i < this.options.apis; i++) {
       const port = await freePort()

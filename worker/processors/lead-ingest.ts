@@ -6,7 +6,7 @@
  */
 import { UnrecoverableError, type Job } from 'bullmq'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { insertIngestLeads } from '../../db/queries/contacts'
+import { storeIngestBatch } from '../../shared/leads/operations'
 import { LeadIngestPayload } from '../../shared/platform/jobs'
 import type { WorkerDeps } from '../deps'
 
@@ -15,6 +15,6 @@ const payloadCheck = TypeCompiler.Compile(LeadIngestPayload)
 export async function processLeadIngest(deps: Pick<WorkerDeps, 'config' | 'database' | 'logger'>, job: Job): Promise<{ received: number; created: number }> {
   if (!payloadCheck.Check(job.data)) throw new UnrecoverableError(`invalid lead-ingest payload: ${[...payloadCheck.Errors(job.data)].slice(0, 3).map((e) => `${e.path} ${e.message}`).join('; ')}`)
   const { leads } = job.data
-  const created = await insertIngestLeads(deps.database.sql, leads)
+  const created = await storeIngestBatch(deps, leads)
   return { received: leads.length, created }
 }

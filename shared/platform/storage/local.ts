@@ -8,7 +8,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import type { Config } from '../config'
-import { assertKey, type Area, type ObjectInfo, type PresignPutOptions, type PresignedPut, type Storage } from './index'
+import { assertKey, type Area, type ObjectInfo, type PresignPutOptions, type PresignedPut, type Storage } from './interface'
 
 export type UploadCheck =
   | { ok: true; maxSize: number }

@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-s3'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import type { Config } from '../config'
-import { assertKey, type Area, type ObjectInfo, type PresignPutOptions, type PresignedPut, type Storage } from './index'
+import { assertKey, type Area, type ObjectInfo, type PresignPutOptions, type PresignedPut, type Storage } from './interface'
 
 const isNotFound = (error: unknown) => {
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } }

@@ -1,0 +1,65 @@
+/**
+ * The few places where the HTTP tier reads Elysia objects beyond its documented lifecycle API:
+ * a validation error's individual issues, the matched route of a finished request, and the
+ * routes' parse hooks while the OpenAPI document is generated. Each is read here and only here,
+ * and test/api/elysia-adapter.test.ts exercises every one against the installed Elysia, so an
+ * upgrade that changes them fails that test loudly instead of every request quietly.
+ */
+import type { AnyElysia, ValidationError } from 'elysia'
+import type { ValueErrorType } from '@sinclair/typebox/errors'
+import { issueKind, type ValidationIssue } from '../shared/platform/validation'
+
+export interface ValidationFailure {
+  /** Elysia's name for what failed: 'body', 'query', 'params', 'headers', 'cookie', or 'property'
+   * for its own string→number step of a path or query value (which names no parameter). */
+  target: string
+  /** The value that failed (for 'property', the raw parameter value). */
+  value: unknown
+  /** The schema that failed, when Elysia says. */
+  schema: Record<string, unknown>
+  issues: ValidationIssue[]
+}
+
+export function validationFailure(error: ValidationError): ValidationFailure {
+  let all: { type: ValueErrorType; path: string; message: string; schema: Record<string, unknown>; value: unknown }[] = []
+  try {
+    // A getter that runs the validator again; it throws for values it cannot describe.
+    all = (error.all as typeof all) ?? []
+  } catch {
+    all = []
+  }
+  return {
+    target: error.type,
+    value: error.value,
+    schema: (error.validator as { schema?: Record<string, unknown> } | undefined)?.schema ?? {},
+    issues: all.map((e) => ({ path: e.path, kind: issueKind(e.type), message: e.message, schema: e.schema ?? {}, value: e.value })),
+  }
+}
+
+/** The matched route path of a request (`/v1/properties/:property_id`), or undefined when none matched. */
+export function matchedRoute(context: object): string | undefined {
+  const route = (context as { route?: unknown }).route
+  return typeof route === 'string' && route !== '' ? route : undefined
+}
+
+/**
+ * Runs `generate` with every route's function parse hooks hidden: @elysiajs/openapi lists no
+ * request content type for a route with one (plugins/http.ts parses the JSON body it already
+ * read). Synchronous, so no request ever sees the routes without them.
+ */
+export function withoutParseFunctions<T>(app: AnyElysia, generate: () => T): T {
+  const saved = app.routes.map((route) => {
+    const hooks = route.hooks as { parse?: { fn: unknown }[] } | undefined
+    const parse = hooks?.parse
+    if (hooks && parse) {
+      const rest = parse.filter((p) => typeof p.fn !== 'function')
+      hooks.parse = rest.length ? rest : undefined
+    }
+    return [hooks, parse] as const
+  })
+  try {
+    return generate()
+  } finally {
+    for (const [hooks, parse] of saved) if (hooks) hooks.parse = parse
+  }
+}

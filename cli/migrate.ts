@@ -1,0 +1,21 @@
+/**
+ * `bun run db:migrate` (and the first step of `bun run start`): creates and migrates the
+ * configured database, or says in one line why it cannot (contract §7).
+ */
+import { migrateDatabase } from '../db/migrate'
+import { getConfig } from '../shared/platform/config'
+import { describeConnectionError } from '../shared/platform/service-errors'
+
+const config = getConfig()
+try {
+  await migrateDatabase(config.databaseUrl)
+  console.log(JSON.stringify({ level: 'info', msg: 'database migrated' }))
+} catch (error) {
+  const code = (error as { code?: string }).code
+  if (code === 'ECONNREFUSED' || code === 'CONNECT_TIMEOUT' || code === 'ENOTFOUND') {
+    console.error(describeConnectionError('PostgreSQL', config.databaseUrl, error))
+  } else {
+    console.error(`migration failed: ${(error as Error).message}`)
+  }
+  process.exit(1)
+}

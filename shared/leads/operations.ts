@@ -1,0 +1,142 @@
+/**
+ * What the lead routes, the inquiry route and the lead-ingest worker call (contract §4, §4.1,
+ * §4.2). Duplicate phones and emails are decided by the unique indexes (db/queries/contacts.ts),
+ * never by a look-up first, so the rule holds across API and worker replicas.
+ */
+import type { Db } from '../../db/client'
+import { findContact, insertContact, insertIngestContacts, listContacts, updateContact, type WriteResult } from '../../db/queries/contacts'
+import { findOrCreateContact, insertInquiry, isPropertyOfBusiness } from '../../db/queries/inquiries'
+import { hasEnabledOutreachEndpoint, insertOutreachDelivery } from '../../db/queries/outreach'
+import { newDeliveryId, type DeliveryBody } from '../outreach/delivery'
+import { AppError, fieldError, notFound } from '../platform/errors'
+import type { Services } from '../platform/services'
+import { dedupeIngestLeads, type IngestLead } from './ingest'
+import type { InquiryValues } from './inquiry-input'
+import { leadInputToColumns } from './lead-input'
+import { leadView } from './lead-view'
+import { contactListQuery } from './list-query'
+import type { LeadCreate, LeadListParams, LeadUpdate, LeadView, OutreachOutcome } from './schemas'
+
+/**
+ * The rental-ingest row of a landing-form payload, or its 422/500 refusal, before the answer
+ * (api-spec §4.11). On the hot path, so synchronous and with no I/O.
+ */
+export { buildIngestLead as prepareIngestLead } from './ingest'
+
+const leadNotFound = () => notFound('Lead')
+
+/** contract §4, §6: 409 `Duplicate contact` naming the contact that holds the phone or email. */
+function writtenId(result: WriteResult): number {
+  if (result === null) throw leadNotFound()
+  if ('duplicateOf' in result) throw new AppError('duplicate_contact', 'Duplicate contact', { extra: { existing_id: result.duplicateOf } })
+  return result.id
+}
+
+export interface LeadPage {
+  leads: LeadView[]
+  /** Total matching across all pages. */
+  count: number
+  limit: number
+  offset: number
+}
+
+export async function listLeads(deps: Pick<Services, 'database'>, businessId: number, query: LeadListParams): Promise<LeadPage> {
+  const q = contactListQuery(businessId, query)
+  const { rows, count } = await listContacts(deps.database.db, q)
+  return { leads: rows.map(leadView), count, limit: q.limit, offset: q.offset }
+}
+
+/**
+ * Runs in the caller's transaction: POST /leads wraps it in `idempotent()`, so a 422 or 409 is
+ * stored with the Idempotency-Key like an answer. Returns the new lead's id.
+ */
+export async function createLead(tx: Db, businessId: number, body: LeadCreate): Promise<number> {
+  return writtenId(await insertContact(tx, businessId, leadInputToColumns(body)))
+}
+
+export async function getLead(deps: Pick<Services, 'database'>, businessId: number, leadId: number): Promise<LeadView> {
+  const row = await findContact(deps.database.db, businessId, leadId)
+  if (!row) throw leadNotFound()
+  return leadView(row)
+}
+
+/** Only the supplied fields change (`null` clears); 404 for a missing or foreign id alike. */
+export async function updateLead(deps: Pick<Services, 'database'>, businessId: number, leadId: number, body: LeadUpdate): Promise<number> {
+  return writtenId(await updateContact(deps.database.db, businessId, leadId, leadInputToColumns(body)))
+}
+
+/**
+ * Inserts one micro-batch of accepted rental leads (the lead-ingest worker, and the API when
+ * Redis cannot take the batch). The first lead of a (business, phone) wins within the batch;
+ * later and earlier duplicates create and update nothing. Returns the number of leads created.
+ */
+export function storeIngestBatch(deps: Pick<Services, 'database'>, leads: IngestLead[]): Promise<number> {
+  return insertIngestContacts(deps.database.sql, dedupeIngestLeads(leads))
+}
+
+export interface CreatedInquiry {
+  inquiryId: number
+  leadId: number
+  leadCreated: boolean
+  outreach: OutreachOutcome
+  /** Set when a delivery row was written: enqueue it after commit (queueOutreachDelivery). */
+  deliveryId: string | null
+}
+
+/**
+ * Runs in the caller's transaction, so the contact, the inquiry and the delivery commit
+ * together. The found contact is never modified (contract §4.2).
+ */
+export async function createInquiry(tx: Db, businessId: number, values: InquiryValues): Promise<CreatedInquiry> {
+  // A property of another business is reported like a missing one (api-spec §5.5), as a 422 on
+  // the field: the resource addressed by the path (the inquiry) is not what is missing.
+  if (values.propertyId !== null && !(await isPropertyOfBusiness(tx, businessId, values.propertyId))) {
+    throw fieldError(['body', 'property_id'], 'No property with this id in this business', 'not_found')
+  }
+  const lead = await findOrCreateContact(tx, businessId, values.contact)
+  const inquiry = await insertInquiry(tx, {
+    businessId,
+    contactId: lead.id,
+    propertyId: values.propertyId,
+    contactName: values.contact.name,
+    contactEmail: values.contact.email,
+    contactPhone: values.contact.phone,
+    message: values.message,
+    source: values.source,
+    sourcePage: values.sourcePage,
+  })
+
+  const base = { inquiryId: inquiry.id, leadId: lead.id, leadCreated: lead.created }
+  if (!values.outreach) return { ...base, outreach: 'skipped', deliveryId: null }
+  if (!(await hasEnabledOutreachEndpoint(tx, businessId))) return { ...base, outreach: 'not_configured', deliveryId: null }
+
+  const deliveryId = newDeliveryId()
+  const payload: DeliveryBody = {
+    type: 'inquiry.created',
+    delivery_id: deliveryId,
+    created_at: inquiry.createdAt.toISOString(),
+    inquiry_id: inquiry.id,
+    lead_id: lead.id,
+    lead_created: lead.created,
+    property_id: values.propertyId,
+    contact: { name: values.contact.name, email: values.contact.email, phone: values.contact.phone },
+    message: values.message,
+    source: values.source,
+    source_page: values.sourcePage,
+  }
+  await insertOutreachDelivery(tx, { id: deliveryId, businessId, inquiryId: inquiry.id, payload, createdAt: inquiry.createdAt })
+  return { ...base, outreach: 'queued', deliveryId }
+}
+
+/**
+ * Queues a committed delivery for the `outreach` worker. A failed enqueue is logged, not
+ * thrown: the delivery is `pending` in PostgreSQL and the worker's sweep (worker/maintenance.ts)
+ * queues it later, so the inquiry's answer stands.
+ */
+export async function queueOutreachDelivery(deps: Pick<Services, 'queues' | 'logger'>, deliveryId: string): Promise<void> {
+  try {
+    await deps.queues.enqueue('outreach', { deliveryId })
+  } catch (error) {
+    deps.logger.warn('outreach enqueue failed; the maintenance sweep will queue it', { delivery_id: deliveryId, error: (error as Error).message })
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * Listings operations (api-spec §4.2–4.5, contract §3): private drafts, explicit publication and
+ * the public catalogue read from `catalogue_entries`, for the property routes, the
+ * catalogue-reindex worker and `cli catalogue`. Every property write rebuilds the property's
+ * catalogue row in its own transaction, so the next read sees it (contract §3.3).
+ */
+import { schemaViolation } from '../platform/validation'
+import type { Static } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import type { Db } from '../../db/client'
+import { getCatalogueDocText, listCatalogue as queryCataloguePage, type PropertySlice } from '../../db/queries/catalogue'
+import { countProperties, findProperty, insertProperty, isOwnerContact, setPublished, updatePropertyColumns } from '../../db/queries/properties'
+import type { PropertyRow } from '../../db/schema'
+import { requireBusiness } from '../access/accounts'
+import { AppError, notFound, type FieldError } from '../platform/errors'
+import { idempotent, type IdempotentResult } from '../platform/idempotency'
+import type { JobPayload } from '../platform/jobs'
+import type { CreatedResponse } from '../platform/schemas'
+import type { Services } from '../platform/services'
+import { catalogueQueryOf, type ListParams } from './catalogue-filters'
+import * as rebuild from './catalogue-rebuild'
+import { inputToColumns, mergePatch, propertyRuleErrors, rowToInput } from './property-input'
+import { PropertyMerged, type ListFilters, type PropertyCreate, type PropertyInput, type PropertyUpdate } from './schemas'
+
+type ListingsDeps = Pick<Services, 'database'>
+type Saved = Static<typeof CreatedResponse>
+
+const PropertyNotFound = () => notFound('Property')
+
+/** Rules the schema cannot express, and the owner contact (contract §3.1); all problems in one 422. */
+async function checkInput(tx: Db, businessId: number, input: PropertyInput): Promise<void> {
+  const errors: FieldError[] = propertyRuleErrors(input)
+  if (input.owner_id !== undefined && !(await isOwnerContact(tx, businessId, input.owner_id))) {
+    errors.push({ loc: ['body', 'owner_id'], msg: 'Must be a contact of type "propietario" in this business', type: 'invalid' })
+  }
+  if (errors.length) {
+    throw new AppError('validation', errors.length === 1 ? `${errors[0].loc.join('.')}: ${errors[0].msg}` : `${errors.length} invalid fields: ${errors.map((e) => e.loc.join('.')).join(', ')}`, { errors })
+  }
+}
+
+/** Runs `write` on the property of this business, locked (so concurrent writes apply in turn), in one transaction. */
+async function writeProperty(deps: ListingsDeps, businessId: number, propertyId: number, write: (tx: Db, row: PropertyRow) => Promise<void>): Promise<Saved> {
+  await deps.database.db.transaction(async (tx) => {
+    const row = await findProperty(tx, businessId, propertyId, { forUpdate: true })
+    if (!row) throw PropertyNotFound()
+    await write(tx, row)
+  })
+  return { status: 'ok', id: propertyId }
+}
+
+export interface NewProperty {
+  businessId: number
+  /** With `idempotencyKey`, the scope of the Idempotency-Key (api-spec §8). */
+  apiKeyId: number
+  idempotencyKey: string | undefined
+  input: PropertyCreate
+}
+
+/** Creates a private draft; with an Idempotency-Key, a retry within 24 h gets the original answer back. */
+export function createProperty(deps: ListingsDeps, request: NewProperty): Promise<IdempotentResult<Saved>> {
+  const scope = { apiKeyId: request.apiKeyId, operation: 'createProperty', key: request.idempotencyKey, body: request.input } as const
+  return idempotent(deps.database.db, scope, async (tx) => {
+    await checkInput(tx, request.businessId, request.input)
+    const id = await insertProperty(tx, request.businessId, inputToColumns(request.input))
+    // A new property is a draft: no catalogue row until it is published (api-spec §4.2).
+    return { status: 201, body: { status: 'ok' as const, id } }
+  })
+}
+
+/** contract §3.2: the patch merges into the stored record, and the merged record must pass the creation rules. */
+export function updateProperty(deps: ListingsDeps, businessId: number, propertyId: number, patch: PropertyUpdate): Promise<Saved> {
+  return writeProperty(deps, businessId, propertyId, async (tx, row) => {
+    const merged = mergePatch(rowToInput(row), patch)
+    if (!Value.Check(PropertyMerged, merged)) throw schemaViolation('body', PropertyMerged, merged)
+    await checkInput(tx, businessId, merged)
+    await updatePropertyColumns(tx, row.id, inputToColumns(merged))
+    if (row.publishedAt !== null) await rebuild.rebuildCatalogueEntry(tx, row.id)
+  })
+}
+
+export function publishProperty(deps: ListingsDeps, businessId: number, propertyId: number): Promise<Saved> {
+  return writeProperty(deps, businessId, propertyId, async (tx, row) => {
+    await setPublished(tx, row.id, true)
+    await rebuild.rebuildCatalogueEntry(tx, row.id)
+  })
+}
+
+export function unpublishProperty(deps: ListingsDeps, businessId: number, propertyId: number): Promise<Saved> {
+  return writeProperty(deps, businessId, propertyId, async (tx, row) => {
+    await setPublished(tx, row.id, false)
+    await rebuild.rebuildCatalogueEntry(tx, row.id)
+  })
+}
+
+/** One page of the public catalogue: the docs as PostgreSQL's JSON text, to be spliced in as they are. */
+export interface CataloguePage {
+  /** The page's docs joined by `,`: the inside of the `data` array. */
+  dataText: string
+  count: number
+  limit: number
+  offset: number
+  filters: ListFilters
+}
+
+export async function listCatalogue(deps: ListingsDeps, businessId: number, params: ListParams): Promise<CataloguePage> {
+  const { query, filters } = catalogueQueryOf(businessId, params)
+  const { count, dataText } = await queryCataloguePage(deps.database.sql, query)
+  return { dataText, count, limit: query.limit, offset: query.offset, filters }
+}
+
+/** The stored public JSON of a published property of this business; a draft or foreign id is not found. */
+export async function getPublicPropertyText(deps: ListingsDeps, businessId: number, propertyId: number): Promise<string> {
+  const doc = await getCatalogueDocText(deps.database.sql, businessId, propertyId)
+  if (doc === null) throw PropertyNotFound()
+  return doc
+}
+
+/** Rebuilds one property's catalogue row from the source tables; safe to repeat. */
+export function rebuildCatalogueEntry(deps: ListingsDeps, propertyId: number): Promise<rebuild.RebuildOutcome> {
+  return deps.database.db.transaction((tx) => rebuild.rebuildCatalogueEntry(tx, propertyId))
+}
+
+/** Rebuilds the next `batchSize` properties of the slice, committed on its own. */
+export function rebuildCatalogueBatch(deps: ListingsDeps, slice: PropertySlice): Promise<rebuild.BatchRebuilt> {
+  return rebuild.rebuildCatalogueBatch(deps.database.db, slice)
+}
+
+/**
+ * One step of a queued business reindex: rebuilds a slice and queues the next, so a
+ * whole-business reindex is many short jobs (each retried on its own) rather than one long one.
+ */
+export async function reindexCatalogueSlice(
+  deps: Pick<Services, 'database' | 'queues'>,
+  slice: Extract<JobPayload<'catalogue-reindex'>, { afterId: number }>,
+): Promise<rebuild.BatchRebuilt> {
+  const result = await rebuildCatalogueBatch(deps, slice)
+  if (result.lastId !== null) {
+    await deps.queues.enqueue('catalogue-reindex', { businessId: slice.businessId, afterId: result.lastId, batchSize: slice.batchSize })
+  }
+  return result
+}
+
+export interface ReindexProgress {
+  /** Properties of the scope when the reindex started. */
+  total: number
+  seen: number
+  upserted: number
+  deleted: number
+}
+
+/**
+ * Rebuilds every catalogue row of one business (or of all) in id-ordered batches, each committed
+ * on its own, so it is safe to interrupt and re-run. `onBatch` hears after each batch. An
+ * unknown business is a not_found.
+ */
+export async function reindexCatalogue(
+  deps: ListingsDeps,
+  scope: { businessId?: number; batchSize: number },
+  onBatch: (progress: ReindexProgress) => void = () => {},
+): Promise<ReindexProgress> {
+  if (scope.businessId !== undefined) await requireBusiness(deps, scope.businessId)
+  const progress: ReindexProgress = { total: await countProperties(deps.database.db, scope.businessId), seen: 0, upserted: 0, deleted: 0 }
+  let afterId = 0
+  for (;;) {
+    const r = await rebuildCatalogueBatch(deps, { businessId: scope.businessId, afterId, batchSize: scope.batchSize })
+    if (r.lastId === null) return progress
+    afterId = r.lastId
+    progress.upserted += r.upserted
+    progress.deleted += r.deleted
+    progress.seen += r.upserted + r.deleted
+    onBatch({ ...progress })
+  }
+}

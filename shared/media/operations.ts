@@ -1,0 +1,259 @@
+/**
+ * Media operations (contract §5): an image upload from its presigned PUT URLs to the public
+ * copy in the property's `images[]`, the sweep of abandoned uploads, and a business's watermark.
+ * Routes, processors and the CLI call these with the stores they use (shared/platform/services.ts).
+ * No answer names an original's storage key beyond the write-only upload URL itself.
+ */
+import type { Db } from '../../db/client'
+import { findBusiness } from '../../db/queries/businesses'
+import {
+  createImagesForFiles, createUploadSession, deleteOldExpiredSessions, expireSessions, failFile, findUploadSession, loadImageToProcess,
+  loadUploadSession, markImageFailed, markImageReady, markPurged, originalsToPurge, revertProcessing, setWatermarkKey, settleSession,
+  startProcessing, type UploadFileRow, type UploadSessionRow,
+} from '../../db/queries/images'
+import { findProperty } from '../../db/queries/properties'
+import { notFound } from '../platform/errors'
+import type { Services } from '../platform/services'
+import { watermarkOf } from './business-watermark'
+import { prepareLogo } from './logo'
+import { OUTPUT_CONTENT_TYPE } from './output'
+import type { ImagePool } from './pool'
+import type { CompletedImageUpload, CreateImageUpload, CreatedImageUpload, ImageUploadStatus } from './schemas'
+import { newOriginalKey, newWatermarkKey, publicKeyOf } from './storage-keys'
+import { ImageRejectedError, type TransformResult } from './transform'
+import { checkUploadedFile } from './upload-check'
+import { effectiveState, expiredBefore } from './upload-expiry'
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const UploadNotFound = () => notFound('Upload')
+
+/** An upload as the API names it: always within one business and one property (tenancy). */
+export interface UploadRef {
+  businessId: number
+  propertyId: number
+  uploadId: string
+}
+
+/** contract §8: an upload id that is malformed, unknown, or of another property or business is a 404. */
+export async function requireUpload(deps: Pick<Services, 'database'>, ref: UploadRef): Promise<UploadSessionRow> {
+  if (!UUID_RE.test(ref.uploadId)) throw UploadNotFound()
+  const session = await findUploadSession(deps.database.db, { businessId: ref.businessId, propertyId: ref.propertyId, uploadId: ref.uploadId.toLowerCase() })
+  if (!session) throw UploadNotFound()
+  return session
+}
+
+/**
+ * Opens an upload session on the property and presigns one PUT URL per file. Runs inside the
+ * caller's transaction (the route's Idempotency-Key claim), so a replay finds the same session.
+ */
+export async function startImageUpload(
+  deps: Pick<Services, 'config' | 'storage'>,
+  tx: Db,
+  upload: { businessId: number; propertyId: number; files: CreateImageUpload['files'] },
+): Promise<CreatedImageUpload> {
+  const property = await findProperty(tx, upload.businessId, upload.propertyId)
+  if (!property) throw notFound('Property')
+  const ttlSeconds = deps.config.uploadUrlTtlSeconds
+  const expiresAt = new Date(Date.now() + ttlSeconds * 1000)
+  const session = await createUploadSession(tx, {
+    businessId: upload.businessId,
+    propertyId: property.id,
+    expiresAt,
+    files: upload.files.map((f) => ({ filename: f.filename, contentType: f.content_type, declaredSize: f.size, originalKey: newOriginalKey() })),
+  })
+  const files = await Promise.all(session.files.map(async (f) => {
+    const put = await deps.storage.presignPut(f.originalKey, { contentType: f.contentType, maxSize: f.declaredSize, expiresInSeconds: ttlSeconds })
+    return { file_id: f.id, method: 'PUT' as const, url: put.url, headers: { 'content-type': put.headers['content-type'] } }
+  }))
+  return { status: 'ok', upload_id: session.id, expires_at: expiresAt.toISOString(), files }
+}
+
+/** Queues the checks of the uploaded files; repeating it is harmless. An expired upload is a 404. */
+export async function completeImageUpload(deps: Pick<Services, 'database' | 'queues'>, ref: UploadRef): Promise<CompletedImageUpload> {
+  const { db } = deps.database
+  const session = await requireUpload(deps, ref)
+  const state = effectiveState(session)
+  if (state === 'expired') throw UploadNotFound()
+  if (state === 'pending' || state === 'processing') {
+    await startProcessing(db, session.id)
+    try {
+      // Also on `processing`: a repeated call re-queues a job that might have been lost; the job id makes it one job.
+      await deps.queues.enqueue('upload-complete', { uploadId: session.id })
+    } catch (error) {
+      if (state === 'pending') await revertProcessing(db, session.id).catch(() => {})
+      throw error
+    }
+  }
+  return { status: 'ok', upload_id: session.id, state: state === 'pending' ? 'processing' : state }
+}
+
+export async function getImageUpload(deps: Pick<Services, 'database'>, ref: UploadRef): Promise<ImageUploadStatus> {
+  const session = await requireUpload(deps, ref)
+  return {
+    upload_id: session.id,
+    state: effectiveState(session),
+    files: session.files.map((f) => ({
+      file_id: f.id,
+      state: f.state,
+      ...(f.state === 'ready' && f.imageId ? { image_id: f.imageId } : {}),
+      ...(f.state === 'failed' && f.error ? { error: f.error } : {}),
+    })),
+  }
+}
+
+/** Storage round trips per session in flight at once (an upload has at most 50 files). */
+const CHECK_CONCURRENCY = 4
+
+async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length)
+  let next = 0
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++
+      out[i] = await fn(items[i])
+    }
+  }))
+  return out
+}
+
+export type UploadProcessed = { skipped: string } | { checked: number; failed: number; images: number }
+
+/**
+ * The upload-complete job: checks every file of a completed upload, then creates the image rows
+ * in upload order and queues their watermarking. A bad file is `failed` with a reason and its
+ * object deleted; the others go on. Safe to run twice: checked files keep their state, image
+ * rows are unique per file.
+ */
+export async function processCompletedUpload(deps: Pick<Services, 'config' | 'database' | 'queues' | 'storage'>, uploadId: string): Promise<UploadProcessed> {
+  const { db } = deps.database
+  const session = await loadUploadSession(db, uploadId)
+  // Gone (property deleted) or not completed by the client: nothing to do.
+  if (!session || session.state !== 'processing') return { skipped: session?.state ?? 'missing' }
+
+  const toCheck = session.files.filter((f) => f.state === 'processing' && f.imageId === null)
+  const verdicts = await mapLimit(toCheck, CHECK_CONCURRENCY, (f) => checkUploadedFile(deps, f))
+  const passed: UploadFileRow[] = []
+  for (let i = 0; i < toCheck.length; i++) {
+    const file = toCheck[i]
+    const verdict = verdicts[i]
+    if (verdict.ok) {
+      passed.push(file)
+      continue
+    }
+    await failFile(db, file.id, verdict.reason)
+    // The sweep retries a delete that fails here (purged_at stays null).
+    if (verdict.deleteObject) await deps.storage.delete('private', file.originalKey).catch(() => {})
+  }
+
+  // Files that already had an image (an earlier run) are re-queued too: the job id dedupes.
+  const already = session.files.filter((f) => f.state === 'processing' && f.imageId !== null)
+  const imageIds = await createImagesForFiles(db, session, [...already, ...passed].sort((a, b) => a.position - b.position))
+  if (imageIds.length) await deps.queues.enqueueBulk('image-watermark', imageIds.map((imageId) => ({ imageId })))
+  await settleSession(db, session.id)
+  return { checked: toCheck.length, failed: toCheck.length - passed.length, images: imageIds.length }
+}
+
+export type ImageProcessed = { skipped: string } | { failed: true } | { width: number; height: number }
+
+/**
+ * The image-watermark job: makes the image's public copy in a worker thread (pixel limit from
+ * the header first, auto-orient, ≤ 1920 px, metadata stripped, the business's watermark),
+ * stores it in public storage, marks the image ready and queues the property's catalogue-reindex.
+ * A refused image is `failed` with a reason and its original deleted. Safe to run twice: the
+ * public key is derived from the image id, so a retry overwrites the same object, and a ready
+ * image is left alone.
+ */
+export async function makePublicCopy(
+  deps: Pick<Services, 'config' | 'database' | 'queues' | 'storage'> & { imagePool: Pick<ImagePool, 'run'> },
+  imageId: string,
+): Promise<ImageProcessed> {
+  const { db } = deps.database
+  const image = await loadImageToProcess(db, imageId)
+  if (!image || image.state !== 'processing') return { skipped: image?.state ?? 'missing' }
+
+  const original = await deps.storage.get('private', image.originalKey)
+  if (!original) {
+    await markImageFailed(db, image, 'The file was not uploaded')
+    return { failed: true }
+  }
+  const watermark = await watermarkOf(deps, image)
+  let result: TransformResult
+  try {
+    result = await deps.imagePool.run(original, { maxPixels: deps.config.imageMaxPixels, watermark })
+  } catch (error) {
+    if (!(error instanceof ImageRejectedError)) throw error // thread crash, out of memory: retried
+    await markImageFailed(db, image, error.message)
+    await deps.storage.delete('private', image.originalKey).catch(() => {})
+    // The primary role may have moved to another, already public image.
+    await deps.queues.enqueue('catalogue-reindex', { propertyId: image.propertyId })
+    return { failed: true }
+  }
+  const publicKey = publicKeyOf(deps.config.appSecret, image.id)
+  await deps.storage.put('public', publicKey, result.data, OUTPUT_CONTENT_TYPE)
+  await markImageReady(db, image, { publicKey, publicUrl: deps.storage.publicUrl(publicKey), width: result.width, height: result.height })
+  await deps.queues.enqueue('catalogue-reindex', { propertyId: image.propertyId })
+  return { width: result.width, height: result.height }
+}
+
+/**
+ * The upload sweep: pending sessions past their deadline become `expired`, and the originals of
+ * their files and of every failed file are deleted from private storage. A delete that fails is
+ * retried on the next run (the file's purged_at stays null).
+ */
+export async function sweepUploads(deps: Pick<Services, 'database' | 'storage'>): Promise<{ expired: number; purged: number }> {
+  const { db } = deps.database
+  const expired = await expireSessions(db, expiredBefore())
+  let purged = 0
+  for (;;) {
+    const batch = await originalsToPurge(db)
+    if (batch.length === 0) break
+    const done: string[] = []
+    await Promise.all(batch.map(async (f) => {
+      try {
+        await deps.storage.delete('private', f.originalKey)
+        done.push(f.fileId)
+      } catch {}
+    }))
+    await markPurged(db, done)
+    purged += done.length
+    if (done.length < batch.length) break // storage trouble: try again next run
+  }
+  await deleteOldExpiredSessions(db)
+  return { expired: expired.length, purged }
+}
+
+/** A business and the logo its new photos carry (null: its name as text). */
+export interface BusinessWatermark {
+  businessId: number
+  name: string
+  watermarkKey: string | null
+}
+
+export async function findBusinessWatermark(deps: Pick<Services, 'database'>, businessId: number): Promise<BusinessWatermark | null> {
+  const business = await findBusiness(deps.database.db, businessId)
+  return business && { businessId: business.id, name: business.name, watermarkKey: business.watermarkKey }
+}
+
+/**
+ * Stores the logo (re-encoded as PNG) under a new private key and makes it the business's mark;
+ * workers pick it up at once since they cache logos by key. Images already public keep the mark
+ * they were made with. Throws LogoRejectedError for a file that cannot be a logo.
+ */
+export async function setBusinessWatermark(
+  deps: Pick<Services, 'database' | 'storage'>,
+  business: BusinessWatermark,
+  logo: Uint8Array,
+): Promise<{ width: number; height: number }> {
+  const { png, width, height } = await prepareLogo(logo)
+  const key = newWatermarkKey()
+  await deps.storage.put('private', key, png, 'image/png')
+  await setWatermarkKey(deps.database.db, business.businessId, key)
+  if (business.watermarkKey) await deps.storage.delete('private', business.watermarkKey).catch(() => {})
+  return { width, height }
+}
+
+/** Back to the text mark with the business name. */
+export async function clearBusinessWatermark(deps: Pick<Services, 'database' | 'storage'>, business: BusinessWatermark): Promise<void> {
+  await setWatermarkKey(deps.database.db, business.businessId, null)
+  if (business.watermarkKey) await deps.storage.delete('private', business.watermarkKey).catch(() => {})
+}

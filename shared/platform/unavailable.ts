@@ -1,0 +1,42 @@
+/**
+ * Which failures mean "a backing service is unavailable, retry shortly" (a 503 for a request, a
+ * retry for a job), classified by error class and driver code, never by message text.
+ */
+import { ReplyError } from 'ioredis'
+import { ServiceUnavailableError } from './errors'
+
+/**
+ * postgres.js codes for a connection that could not be made or was lost, and the SQLSTATEs of a
+ * server shutting down or refusing connections (57P0x, 08xxx). COMMIT_ROLLED_BACK
+ * (patches/README.md §5): the COMMIT was answered ROLLBACK, so nothing was written and a retry is safe.
+ */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED', 'COMMIT_ROLLED_BACK', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006',
+])
+
+export function isUnavailableError(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof ServiceUnavailableError) return true
+    const code = (e as { code?: unknown }).code
+    if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true
+  }
+  return false
+}
+
+/** What an operator needs from a connection-level failure: the driver's code and its own message, not the query's. */
+export function unavailableCause(error: unknown): { code?: string; error: string } {
+  let root: unknown = error
+  for (let depth = 0; depth < 4 && (root as { cause?: unknown })?.cause; depth++) root = (root as { cause: unknown }).cause
+  const code = (root as { code?: unknown })?.code
+  return { ...(typeof code === 'string' ? { code } : {}), error: String((root as Error)?.message ?? root) }
+}
+
+/**
+ * A failed Redis call as the producer reports it: Redis's own answers (ReplyError: a script or
+ * command refused) pass through; anything the client raised itself (closed connection, offline,
+ * retries exhausted, timeout) means Redis could not be reached.
+ */
+export function asRedisFailure(error: unknown): unknown {
+  return error instanceof ReplyError ? error : new ServiceUnavailableError('Redis', error)
+}

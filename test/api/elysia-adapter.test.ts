@@ -1,0 +1,68 @@
+/**
+ * api/elysia-adapter.ts reads Elysia objects beyond its lifecycle API. Each read is exercised
+ * here against the installed Elysia, so an upgrade that changes one fails this file, loudly and
+ * by name, rather than every request.
+ */
+import { describe, expect, test } from 'bun:test'
+import { Elysia, t, ValidationError } from 'elysia'
+import { matchedRoute, validationFailure, withoutParseFunctions } from '../../api/elysia-adapter'
+
+describe('validationFailure', () => {
+  test('names the target and each issue: unknown field, missing field, wrong type', async () => {
+    let caught: unknown
+    // As api/app.ts builds it: without normalisation an unknown field is reported, not dropped.
+    const app = new Elysia({ normalize: false })
+      .onError(({ error }) => {
+        caught = error
+        return new Response('x', { status: 422 })
+      })
+      .post('/x', () => 'ok', { body: t.Object({ name: t.String(), n: t.Integer() }, { additionalProperties: false }) })
+    await app.handle(new Request('http://localhost/x', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: 'one', extra: 1 }) }))
+    expect(caught).toBeInstanceOf(ValidationError)
+    const failure = validationFailure(caught as ValidationError)
+    expect(failure.target).toBe('body')
+    const kinds = (path: string) => failure.issues.filter((i) => i.path === path).map((i) => i.kind)
+    expect(kinds('/extra')).toEqual(['unknown_field'])
+    // The first issue of a missing field says so (the ones after it describe the expected type).
+    expect(kinds('/name')[0]).toBe('missing')
+    expect(kinds('/n')).toEqual(['invalid'])
+    expect(failure.issues.find((i) => i.path === '/n')?.value).toBe('one')
+  })
+
+  test('a path number out of bounds is reported with its raw value', async () => {
+    let caught: unknown
+    const app = new Elysia()
+      .onError(({ error }) => {
+        caught = error
+        return new Response('x', { status: 422 })
+      })
+      .get('/x/:id', () => 'ok', { params: t.Object({ id: t.Integer({ minimum: 1 }) }) })
+    await app.handle(new Request('http://localhost/x/0'))
+    const failure = validationFailure(caught as ValidationError)
+    expect(['params', 'property']).toContain(failure.target)
+    expect(String(failure.value === undefined ? '' : JSON.stringify(failure.value))).toContain('0')
+  })
+})
+
+test('matchedRoute gives the route path after the response, and nothing for an unmatched request', async () => {
+  const seen: (string | undefined)[] = []
+  const app = new Elysia()
+    .onAfterResponse({ as: 'global' }, (ctx) => void seen.push(matchedRoute(ctx)))
+    .get('/things/:id', () => 'ok')
+  await app.handle(new Request('http://localhost/things/7'))
+  await app.handle(new Request('http://localhost/nothing'))
+  await Bun.sleep(10)
+  expect(seen).toEqual(['/things/:id', undefined])
+})
+
+test('withoutParseFunctions hides function parse hooks while generating, then restores them', async () => {
+  const parse = () => ({ parsed: true })
+  const app = new Elysia().onParse({ as: 'global' }, parse).post('/x', ({ body }) => body)
+  const hooksOf = () => app.routes.map((r) => (r.hooks as { parse?: { fn: unknown }[] }).parse?.length ?? 0)
+  expect(hooksOf()[0]).toBeGreaterThan(0)
+  const during = withoutParseFunctions(app, hooksOf)
+  expect(during[0]).toBe(0)
+  expect(hooksOf()[0]).toBeGreaterThan(0)
+  const res = await app.handle(new Request('http://localhost/x', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }))
+  expect(await res.json()).toEqual({ parsed: true })
+})

@@ -1,0 +1,52 @@
+import { describe, expect, test } from 'bun:test'
+import IORedis, { ReplyError } from 'ioredis'
+import { ServiceUnavailableError } from '../../shared/platform/errors'
+import { Queues } from '../../shared/platform/queues'
+import { asRedisFailure, isUnavailableError } from '../../shared/platform/unavailable'
+import { freePort } from '../helpers/processes'
+
+// Failures are classified by class and driver code, never by message text (renovation issue):
+// each mapping is pinned here.
+describe('isUnavailableError', () => {
+  test('driver codes of a lost or refused PostgreSQL connection, and the rolled-back COMMIT', () => {
+    for (const code of ['ECONNREFUSED', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', '57P01', '08006', 'COMMIT_ROLLED_BACK']) {
+      expect(isUnavailableError(Object.assign(new Error('whatever'), { code })), code).toBe(true)
+    }
+  })
+  test('found in the cause chain (drizzle wraps driver errors)', () => {
+    expect(isUnavailableError(new Error('Failed query', { cause: Object.assign(new Error('x'), { code: 'ECONNRESET' }) }))).toBe(true)
+  })
+  test('ServiceUnavailableError is unavailable whatever its cause says', () => {
+    expect(isUnavailableError(new ServiceUnavailableError('Redis', new Error('anything at all')))).toBe(true)
+  })
+  test('other errors, and the same messages without the class or code, are not', () => {
+    expect(isUnavailableError(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false)
+    expect(isUnavailableError(new Error('Connection is closed.'))).toBe(false)
+    expect(isUnavailableError(new TypeError('x is undefined'))).toBe(false)
+  })
+})
+
+describe('asRedisFailure', () => {
+  test("Redis's own answers pass through; client-side failures become ServiceUnavailableError", () => {
+    const reply = new ReplyError('ERR unknown command')
+    expect(asRedisFailure(reply)).toBe(reply)
+    const wrapped = asRedisFailure(new Error('Connection is closed.'))
+    expect(wrapped).toBeInstanceOf(ServiceUnavailableError)
+    expect((wrapped as ServiceUnavailableError).service).toBe('Redis')
+  })
+
+  test('a producer whose Redis does not answer rejects with ServiceUnavailableError', async () => {
+    const port = await freePort()
+    const connection = new IORedis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: () => null })
+    connection.on('error', () => {})
+    const queues = new Queues(connection, `unavailable-${port}`)
+    try {
+      const error = await queues.enqueue('catalogue-reindex', { propertyId: 1 }).then(() => null, (e) => e)
+      expect(error).toBeInstanceOf(ServiceUnavailableError)
+      expect(isUnavailableError(error)).toBe(true)
+    } finally {
+      await queues.close().catch(() => {})
+      connection.disconnect()
+    }
+  })
+})
