@@ -35,7 +35,7 @@ export type WriteResult = { id: number } | { duplicateOf: number } | null
 async function writeOrDuplicate(db: Db, businessId: number, columns: ContactColumns, write: (sp: Db) => Promise<number | null>): Promise<WriteResult> {
   for (let attempt = 0; ; attempt++) {
     try {
-      const id = await db.transaction((sp) => write(sp as unknown as Db))
+      const id = await db.transaction((sp) => write(sp))
       return id === null ? null : { id }
     } catch (error) {
       const onPhone = isUniqueViolation(error, PHONE_UNIQUE)

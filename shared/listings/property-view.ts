@@ -6,8 +6,8 @@
  */
 import type { Static } from '@sinclair/typebox'
 import type { CatalogueFilterColumns } from '../../db/queries/catalogue'
-import type { PropertyArea, PropertyLocation } from './schemas'
-import { subtypeLabel } from './subtypes'
+import type { PropertyArea, PropertyCharacteristics, PropertyLocation, PropertyView } from './schemas'
+import { subtypeLabel, type PropertyType } from './subtypes'
 
 export const OPERATION_ORDER = ['venta', 'alquiler', 'traspaso'] as const
 export type AddressPrivacy = 'public' | 'approximate' | 'hidden'
@@ -48,33 +48,8 @@ export interface ReadyImage {
   title: string
 }
 
-export interface PublicProperty {
-  id: number
-  operation: string
-  type: string
-  subtype: string
-  title: string
-  price: number | null
-  size_total: number
-  bedrooms: number
-  bathrooms: number
-  postal_code?: string
-  description: string
-  images: { id: string; url: string; order: number; is_primary: boolean; title: string }[]
-  videos: never[]
-  specs: Record<string, unknown>
-  features: { key: string; label: string; value: string | number | boolean; isextra: boolean }[]
-  status: string
-  address?: string
-  city: string
-  province?: string
-  country: string
-  lat?: number
-  lon?: number
-  is_featured: boolean
-  created_at: string
-  updated_at: string
-}
+/** The public representation (api-spec §2.1), as its schema says. */
+export type PublicProperty = PropertyView
 
 export const DEFAULT_COUNTRY = 'España'
 export const DEFAULT_PRIVACY: AddressPrivacy = 'approximate'
@@ -118,25 +93,29 @@ export function toPublicProperty(row: PrivatePropertyRow, images: readonly Ready
   const location = row.location as StoredLocation
   const area = row.area as StoredArea
   const privacy = privacyOf(location)
-  const characteristics = (row.characteristics ?? {}) as Record<string, unknown>
+  // jsonb written only from a validated PropertyCharacteristics (contract §3.1).
+  const characteristics = (row.characteristics ?? {}) as Static<typeof PropertyCharacteristics>
 
   const priceCalc: { price_alq?: number; price_trasp?: number } = {}
   if (row.priceRent !== null) priceCalc.price_alq = row.priceRent
   if (row.priceTransfer !== null) priceCalc.price_trasp = row.priceTransfer
 
-  const specs: Record<string, unknown> = { ...characteristics }
-  if (area.usable !== undefined) specs.usable_area = area.usable
-  if (area.built !== undefined) specs.size_built = area.built
-  if (area.plot !== undefined) specs.plot_size = area.plot
-  specs.address_privacy = privacy
-  if (privacy === 'public' && location.building_name) specs.building_name = location.building_name
-  specs.price_calc = priceCalc
+  // Key order as published since 1.0: characteristics, area extras, privacy, building, prices.
+  const specs: PropertyView['specs'] = {
+    ...characteristics,
+    ...(area.usable !== undefined ? { usable_area: area.usable } : {}),
+    ...(area.built !== undefined ? { size_built: area.built } : {}),
+    ...(area.plot !== undefined ? { plot_size: area.plot } : {}),
+    address_privacy: privacy,
+    ...(privacy === 'public' && location.building_name ? { building_name: location.building_name } : {}),
+    price_calc: priceCalc,
+  }
 
   const sorted = [...images].sort((a, b) => a.position - b.position)
   const out: PublicProperty = {
     id: row.id,
     operation: joinOperations(row.operations),
-    type: row.type,
+    type: row.type as PropertyType,
     subtype: subtypeLabel(row.type, row.subtype),
     title: row.title,
     price: row.priceSale,

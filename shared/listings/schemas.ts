@@ -237,7 +237,7 @@ const FeatureOut = T.Object({ key: T.String(), label: T.String(), value: Feature
 
 export const Specs = T.Object(
   {
-    ...Object.fromEntries(Object.entries(PropertyCharacteristics.properties)),
+    ...PropertyCharacteristics.properties,
     address_privacy: literalUnion(ADDRESS_PRIVACY),
     building_name: T.Optional(T.String({ description: 'Only when address privacy is `public`.' })),
     price_calc: T.Object({ price_alq: T.Optional(T.Number()), price_trasp: T.Optional(T.Number()) }),

@@ -57,7 +57,7 @@ export class LocalStorage implements Storage {
     let size = 0
     try {
       if (body) {
-        for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+        for await (const chunk of body) {
           size += chunk.byteLength
           if (size > maxSize) {
             await file.close()
