@@ -7,6 +7,7 @@
 import type { Static } from '@sinclair/typebox'
 import { parseBudgetMax } from './budget'
 import { AppError } from '../platform/errors'
+import { searchLocationTooLarge } from './search-location'
 import type { IngestLead as IngestLeadSchema } from '../platform/jobs'
 import { INVALID_PHONE_MESSAGE, choosePrimaryPhone } from './phones'
 import type { RentalIngest } from './schemas'
@@ -75,6 +76,8 @@ export function buildIngestLead(businessId: number, input: RentalIngestInput, re
   }
   const name = input.contact.name.trim()
   if (!name) throw new AppError('validation', 'body.contact.name: Must not be blank', { errors: [{ loc: ['body', 'contact', 'name'], msg: 'Must not be blank', type: 'invalid' }] })
+  const tooLarge = searchLocationTooLarge(input.search.location, ['body', 'search', 'location'])
+  if (tooLarge) throw new AppError('validation', `body.search.location: ${tooLarge.msg}`, { errors: [tooLarge] })
   const budgetMax = parseBudgetMax(input.search.budget)
   const source = input.source.trim()
   return {

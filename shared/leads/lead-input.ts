@@ -1,13 +1,15 @@
 /**
  * Lead create/update body → `contacts` columns (contract §4). The TypeBox schemas in schemas.ts
  * check shapes and bounds; this applies the rules a schema cannot: phone normalisation to E.164
- * (api-spec §4.11: numbers without a prefix are Spanish) and trimming. Duplicates are not checked
- * here: the unique indexes decide (db/queries/contacts.ts).
+ * (api-spec §4.11: numbers without a prefix are Spanish), trimming, and the serialised size of
+ * `search_location` (contract §15). Duplicates are not checked here: the unique indexes decide
+ * (db/queries/contacts.ts).
  */
 import type { ContactColumns } from '../../db/queries/contacts'
 import { AppError, type FieldError } from '../platform/errors'
 import { INVALID_PHONE_MESSAGE, normalisePhone } from './phones'
 import type { LeadCreate, LeadUpdate } from './schemas'
+import { searchLocationTooLarge } from './search-location'
 
 /**
  * Only the supplied fields become columns (PATCH semantics; POST supplies defaults through the
@@ -40,7 +42,11 @@ export function leadInputToColumns(input: LeadUpdate): ContactColumns {
   if (input.urgency !== undefined) out.urgency = input.urgency
   if (input.budget_max !== undefined) out.budgetMax = input.budget_max
   if (input.min_bedrooms !== undefined) out.minBedrooms = input.min_bedrooms
-  if (input.search_location !== undefined) out.searchLocation = input.search_location
+  if (input.search_location !== undefined) {
+    const tooLarge = searchLocationTooLarge(input.search_location, ['body', 'search_location'])
+    if (tooLarge) errors.push(tooLarge)
+    out.searchLocation = input.search_location
+  }
   if (input.notes !== undefined) out.notes = input.notes
   if (errors.length) {
     const detail = errors.length === 1 ? errors[0].msg : `${errors.length} invalid fields: ${errors.map((e) => e.loc.join('.')).join(', ')}`

@@ -23,9 +23,25 @@ const LeadTypeSchema = literalUnion(LEAD_TYPES, { title: 'LeadType', description
 const LeadOperationSchema = literalUnion(LEAD_OPERATIONS, { title: 'LeadOperation' })
 const LeadUrgencySchema = literalUnion(LEAD_URGENCIES, { title: 'LeadUrgency' })
 const PropertyTypeItem = literalUnion(PROPERTY_TYPES, { title: 'PropertyType' })
-const SearchLocation = T.Record(T.String(), T.Unknown(), {
-  title: 'SearchLocation',
-  description: 'Where the lead searches: an object with `name`, or a map area with `geometry` (as the `locations` filter of GET /properties).',
+
+/** contract §15. */
+export const MAX_LEAD_NOTES = 10_000
+/**
+ * contract §15: "≤ 8 KB serialised", read as 8,192 bytes of the value's compact JSON
+ * (`JSON.stringify`) in UTF-8. No JSON Schema keyword measures that, so the lead rules apply it
+ * (search-location.ts); the key bound below is what the schema itself can say.
+ */
+export const MAX_SEARCH_LOCATION_BYTES = 8192
+/** Our choice: the documented shapes use one or two keys (`name`, `geometry`). */
+export const MAX_SEARCH_LOCATION_KEYS = 20
+
+const SEARCH_LOCATION_ABOUT = 'Where the lead searches: an object with `name`, or a map area with `geometry` (as the `locations` filter of GET /properties).'
+/** As stored and answered: rows written before the request bound existed must still be readable. */
+const SearchLocation = T.Record(T.String(), T.Unknown(), { title: 'SearchLocation', description: SEARCH_LOCATION_ABOUT, examples: [{ name: 'Valencia' }] })
+const SearchLocationInput = T.Record(T.String(), T.Unknown(), {
+  title: 'SearchLocationInput',
+  description: `${SEARCH_LOCATION_ABOUT} At most ${MAX_SEARCH_LOCATION_KEYS} keys, and at most 8 KB: 8,192 bytes of its compact JSON in UTF-8 (contract §15); a larger one is a 422 naming this field.`,
+  maxProperties: MAX_SEARCH_LOCATION_KEYS,
   examples: [{ name: 'Valencia' }],
 })
 
@@ -41,8 +57,8 @@ const fields = {
   urgency: LeadUrgencySchema,
   budget_max: T.Number({ minimum: 0, description: 'Maximum budget in euros (monthly rent for `alquiler`).' }),
   min_bedrooms: T.Integer({ minimum: 0, maximum: 1000 }),
-  search_location: SearchLocation,
-  notes: T.String({ maxLength: 20000 }),
+  search_location: SearchLocationInput,
+  notes: T.String({ maxLength: MAX_LEAD_NOTES, description: 'Free text, up to 10,000 characters (contract §15).' }),
 }
 const optional = <S extends TSchema>(s: S) => T.Optional(s)
 const clearable = <S extends TSchema>(s: S) => T.Optional(Nullable(s))
@@ -139,7 +155,16 @@ export type LeadListParams = Static<typeof LeadListQuery>
 
 // ---- rental ingest (api-spec §4.11) ----
 
-const formText = (description: string, maxLength = 1000) => T.Optional(Nullable(T.String({ maxLength, description })))
+/**
+ * The form's fields are free text (api-spec §4.11), so their bounds are ours, set well above what
+ * a landing form sends: an over-long field is a 422 naming it, and the lead is lost, so a bound
+ * that a real form could reach would cost leads. Two constraints shape them: every phone field
+ * gets the same room (a junk `phoneRaw` must not refuse a lead whose `phone` is good), and the
+ * notes composed from `sourcePage` and the `search` texts stay within the lead notes bound
+ * (MAX_LEAD_NOTES): 2,000 + 3 × 200 + 3 × 500 + 200 + 5,000 characters of values, plus labels.
+ */
+const formText = (description: string, maxLength: number) => T.Optional(Nullable(T.String({ maxLength, description })))
+const PHONE_TEXT = 200
 
 export const RentalIngestRequest = T.Object(
   {
@@ -150,26 +175,26 @@ export const RentalIngestRequest = T.Object(
     contact: T.Object(
       {
         name: T.String({ minLength: 1, maxLength: 200, description: 'Stored as the lead name.' }),
-        phone: T.String({ maxLength: 64, description: 'Include the international prefix; numbers without one are read as Spanish.' }),
-        phoneRaw: formText('Phone as typed; used only when no other phone field is a valid number.', 64),
-        areaCode: formText('International prefix such as `+34`; with `phoneNumber`, tried first.', 8),
-        phoneNumber: formText('National number without prefix.', 64),
-        phoneE164: formText('E.164 phone; tried after `areaCode` + `phoneNumber`.', 64),
+        phone: T.String({ maxLength: PHONE_TEXT, description: 'Include the international prefix; numbers without one are read as Spanish.' }),
+        phoneRaw: formText('Phone as typed; used only when no other phone field is a valid number.', PHONE_TEXT),
+        areaCode: formText('International prefix such as `+34`; with `phoneNumber`, tried first.', PHONE_TEXT),
+        phoneNumber: formText('National number without prefix.', PHONE_TEXT),
+        phoneE164: formText('E.164 phone; tried after `areaCode` + `phoneNumber`.', PHONE_TEXT),
       },
       { ...strict, title: 'RentalIngestContact' },
     ),
     search: T.Object(
       {
-        budget: formText('`<n>` or `<min>-<max>` whole euros (spaces around `-` allowed); the upper bound becomes `budget_max`. Blank or missing: no budget. Anything else: 500.', 100),
-        entryDate: formText('Free text (`YYYY-MM-DD` recommended); notes.'),
-        exitDate: formText('Free text; notes.'),
-        people: formText('Number of occupants; notes.'),
-        area: formText('Preferred area, free text; notes.'),
-        habs: formText('Minimum bedrooms: a whole number becomes `min_bedrooms`; the raw text goes to the notes either way.', 100),
-        pets: formText('Notes.'),
-        workSituation: formText('Notes.'),
-        location: T.Optional(Nullable(SearchLocation)),
-        freeText: formText('Notes (line breaks kept).', 10000),
+        budget: formText('`<n>` or `<min>-<max>` whole euros (spaces around `-` allowed); the upper bound becomes `budget_max`. Blank or missing: no budget. Anything else: 500.', 200),
+        entryDate: formText('Free text (`YYYY-MM-DD` recommended); notes.', 200),
+        exitDate: formText('Free text; notes.', 200),
+        people: formText('Number of occupants; notes.', 200),
+        area: formText('Preferred area, free text; notes.', 500),
+        habs: formText('Minimum bedrooms: a whole number becomes `min_bedrooms`; the raw text goes to the notes either way.', 200),
+        pets: formText('Notes.', 500),
+        workSituation: formText('Notes.', 500),
+        location: T.Optional(Nullable(SearchLocationInput)),
+        freeText: formText('Notes (line breaks kept).', 5000),
       },
       { ...strict, title: 'RentalIngestSearch', description: 'Every field optional; `null` is the same as missing.' },
     ),
@@ -240,7 +265,7 @@ export const InquiryLead = T.Object(
     urgency: T.Optional(literalUnion(LEAD_URGENCIES)),
     budget_max: T.Optional(T.Number({ minimum: 0, description: 'Euros.' })),
     min_bedrooms: T.Optional(T.Integer({ minimum: 0, maximum: 1000 })),
-    notes: T.Optional(T.String({ maxLength: 10000 })),
+    notes: T.Optional(T.String({ maxLength: MAX_LEAD_NOTES, description: 'Free text, up to 10,000 characters (contract §15).' })),
   },
   {
     ...strict,

@@ -13,7 +13,9 @@ export const MAX_FILES_PER_UPLOAD = 50
 
 export const UploadParams = t.Object({
   property_id: idParam('property_id').properties.property_id,
-  upload_id: t.String({ description: 'Upload session id returned by `createImageUpload`; an unknown or malformed id is a 404.' }),
+  // No maxLength: contract §8 makes every id that is not an upload of this property a 404, and a
+  // length keyword would answer 422; the server's limit on the request line and headers bounds it.
+  upload_id: t.String({ description: 'Upload session id returned by `createImageUpload` (a UUID). An unknown or malformed id, whatever its length, is a 404.' }),
 })
 
 const Uuid = (description: string) => T.String({ format: 'uuid', description })
