@@ -11,7 +11,7 @@ import { startWorkers } from './worker/runtime'
 try {
   const config = getConfig()
   const logger = createLogger(config.logLevel)
-  if (config.appSecretIsDefault) logger.warn('APP_SECRET is not set: using the development default; set it in production')
+  if (config.appSecretIsDefault) logger.warn('APP_SECRET is not set: using the development value (NODE_ENV=development or test only); set it in production')
   const workers = await startWorkers(config, logger.child({ process: 'worker' }))
   const api = await startApi(config, logger.child({ process: 'api' }))
   // API first (no new work arrives), then the workers drain.

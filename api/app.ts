@@ -29,7 +29,7 @@ export function createApp(deps: AppDeps) {
     .get('/openapi.json', ({ set }) => {
       set.headers['content-type'] = 'application/json'
       // Built on first request, once every route is registered.
-      openapi ??= JSON.stringify(buildOpenApiDocument(self!))
+      openapi ??= JSON.stringify(buildOpenApiDocument(self!, '1.0.0', deps.config.publicUrl))
       return openapi
     }, { detail: { hide: true } })
     .get('/docs', ({ set }) => {

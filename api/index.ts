@@ -7,6 +7,7 @@ import { startApi } from './server'
 try {
   const config = getConfig()
   const logger = createLogger(config.logLevel, { process: 'api' })
+  if (config.appSecretIsDefault) logger.warn('APP_SECRET is not set: using the development value (NODE_ENV=development or test only); set it in production')
   const api = await startApi(config, logger)
   onShutdown(logger, [{ name: 'api', run: () => api.close() }], config.shutdownTimeoutMs + 5000)
 } catch (error) {

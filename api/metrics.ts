@@ -58,11 +58,18 @@ export async function renderQueueMetrics(queues: Queues): Promise<string> {
   const depth = ['# HELP queue_jobs Jobs per queue and state.', '# TYPE queue_jobs gauge']
   const outcomes = ['# HELP queue_jobs_processed_total Jobs finished per queue and outcome (each failed attempt counts once).', '# TYPE queue_jobs_processed_total counter']
   const paused = ['# HELP queue_paused 1 when the queue is paused.', '# TYPE queue_paused gauge']
+  // The alert for an unreachable database seen by the workers: ingest jobs wait instead of
+  // failing, so `queue_jobs{state="failed"}` stays 0 during an outage and this counter rises.
+  const waits = [
+    '# HELP queue_job_unavailable_waits_total Times a job was put back to wait because PostgreSQL was unreachable (it kept its attempts).',
+    '# TYPE queue_job_unavailable_waits_total counter',
+  ]
   for (const f of figures) {
     const q = escape(f.queue)
     for (const [state, n] of Object.entries(f.counts)) depth.push(`queue_jobs{queue="${q}",state="${state}"} ${n}`)
     for (const [outcome, n] of Object.entries(f.processed)) outcomes.push(`queue_jobs_processed_total{queue="${q}",outcome="${outcome}"} ${n}`)
     paused.push(`queue_paused{queue="${q}"} ${f.paused ? 1 : 0}`)
+    waits.push(`queue_job_unavailable_waits_total{queue="${q}"} ${f.waits.unavailable}`)
   }
-  return [...depth, ...outcomes, ...paused].join('\n') + '\n'
+  return [...depth, ...outcomes, ...paused, ...waits].join('\n') + '\n'
 }

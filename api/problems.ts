@@ -5,6 +5,7 @@
  */
 import { ValidationError } from 'elysia'
 import { AppError, ERROR_CODES, type ErrorCode, type FieldError } from '../shared/platform/errors'
+import { ReplayedRefusal } from '../shared/platform/idempotency'
 import type { Logger } from '../shared/platform/logger'
 import { isUnavailableError, unavailableCause } from '../shared/platform/unavailable'
 import { describeIssue, fieldErrors, validationDetail } from '../shared/platform/validation'
@@ -15,8 +16,9 @@ export function problemBody(code: ErrorCode, detail: string, requestId: string, 
   return { type: `urn:problem-type:${code.replace(/_/g, '-')}`, title, status, detail, code, request_id: requestId, ...extra }
 }
 
+/** `body` is the problem object, or its JSON text when that must be sent as it is (a replay). */
 export function problemResponse(status: number, body: unknown, requestId: string, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
+  return new Response(typeof body === 'string' ? body : JSON.stringify(body), {
     status,
     headers: { 'content-type': 'application/problem+json', 'cache-control': 'no-store', 'x-request-id': requestId, ...headers },
   })
@@ -26,11 +28,14 @@ export type RawInputs = { path?: Record<string, unknown>; query?: Record<string,
 
 export interface Problem {
   status: number
+  /** The problem object, or (a replayed refusal) the exact JSON text first sent. */
   body: unknown
   headers?: Record<string, string>
 }
 
 export function toProblem(error: unknown, code: string | number, request: { method: string; path: string }, requestId: string, logger: Logger, raw: RawInputs = {}): Problem {
+  // Contract §15: a replay, refusals included, is the first answer byte for byte, marked as one.
+  if (error instanceof ReplayedRefusal) return { status: error.responseStatus, body: error.text, headers: { 'idempotent-replayed': 'true' } }
   if (error instanceof AppError) {
     const extra: Record<string, unknown> = { ...error.extra }
     if (error.errors) extra.errors = error.errors

@@ -1,11 +1,48 @@
 /** Serves createApp on Bun.serve and drains it on shutdown (contract §7). */
+import http from 'node:http'
 import type { Config } from '../shared/platform/config'
 import type { Logger } from '../shared/platform/logger'
 import { createApp } from './app'
 import { closeApiDeps, createApiDeps } from './runtime'
 
-/** Larger than any JSON body (1 MiB, checked per request) and any local upload (25 MiB, contract §5). */
-const MAX_REQUEST_BODY = 27 * 1024 * 1024
+/**
+ * Bun never refuses a body itself: its own 413 comes before authentication, as a bare answer
+ * without problem+json, X-Request-Id or Cache-Control. Every body the API reads has its own limit,
+ * counted as it arrives: JSON 1 MiB (request-body.ts), a local upload its signed size
+ * (routes/local-storage.ts); a body left unread closes the connection (below).
+ */
+const MAX_REQUEST_BODY = Number.MAX_SAFE_INTEGER
+
+/**
+ * Request line and headers together. Bun's default of 16 KiB refused a `locations` query with a
+ * 1,000-vertex polygon (about 72 KB URL-encoded at full double precision). Past this limit Bun's
+ * parser answers a bare 431 and closes the connection: no hook of Bun.serve sees that request
+ * (its `error` handler is not called), so the limit is documented (README, Limits) instead.
+ */
+export const MAX_HEADER_BYTES = 256 * 1024
+
+/**
+ * Bun's HTTP parser reads its limit from node:http's `maxHeaderSize`, which the
+ * `--max-http-header-size` flag sets; assigning it is the same setting made by the process itself,
+ * so every way of starting the API (scripts, compose, tests) gets it. A larger flag is kept.
+ */
+function raiseHeaderLimit(logger: Logger): void {
+  if (http.maxHeaderSize >= MAX_HEADER_BYTES) return
+  try {
+    ;(http as { maxHeaderSize: number }).maxHeaderSize = MAX_HEADER_BYTES
+  } catch {}
+  if (http.maxHeaderSize < MAX_HEADER_BYTES) {
+    logger.warn('could not raise the HTTP header limit; start bun with --max-http-header-size', { limit: http.maxHeaderSize, wanted: MAX_HEADER_BYTES })
+  }
+}
+
+/**
+ * A body the API did not read to its end (refused before reading: 401, 403, 413, a route that
+ * takes none) would otherwise be drained by Bun byte by byte, however large it was declared.
+ */
+function bodyLeftUnread(request: Request, status: number): boolean {
+  return request.body !== null && (!request.bodyUsed || status === 413)
+}
 
 export interface RunningApi {
   port: number
@@ -15,6 +52,7 @@ export interface RunningApi {
 export async function startApi(config: Config, logger: Logger): Promise<RunningApi> {
   const deps = await createApiDeps(config, logger)
   const app = createApp(deps)
+  raiseHeaderLimit(logger)
   // Requests being handled, counted here because `server.stop(false)` can resolve while a
   // request that arrived on a kept-alive connection is still running; closing the stores then
   // failed it with a 503 (fault harness, scenario d).
@@ -37,7 +75,7 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
       try {
         const response = await app.handle(request)
         // Draining: tell keep-alive clients to open their next request elsewhere.
-        if (draining) response.headers.set('connection', 'close')
+        if (draining || bodyLeftUnread(request, response.status)) response.headers.set('connection', 'close')
         return response
       } finally {
         settled()

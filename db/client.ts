@@ -8,7 +8,23 @@ export type Sql = postgres.Sql
 export interface Database {
   sql: Sql
   db: Db
+  /**
+   * LISTEN on `channel`, calling `onNotify` with each payload (resolves once listening). LISTEN
+   * needs a session that outlives a transaction: today a dedicated connection of this driver
+   * (re-listening after a reconnect); behind a transaction-mode pooler such as PgBouncer, this
+   * is where a direct connection to PostgreSQL goes.
+   */
+  listen(channel: string, onNotify: (payload: string) => void): Promise<{ unlisten(): Promise<void> }>
   close(timeoutSeconds?: number): Promise<void>
+}
+
+/** Each pool's Database by its driver, so code holding only the drizzle handle reaches `listen`. */
+const byClient = new WeakMap<object, Database>()
+
+/** The Database a drizzle handle (or a transaction's parent) was made from by createDatabase, if any. */
+export function databaseOf(db: Db): Database | undefined {
+  const client = (db as { $client?: object }).$client
+  return client ? byClient.get(client) : undefined
 }
 
 /** One pool per process; `db` (drizzle) and `sql` (raw, for catalogue and bulk statements) share it. */
@@ -26,7 +42,17 @@ export function createDatabase(url: string, options: { max?: number } = {}): Dat
     onnotice: () => {},
   })
   const db = drizzle(sql, { schema })
-  return { sql, db, close: (timeout = 5) => sql.end({ timeout }) }
+  const database: Database = {
+    sql,
+    db,
+    listen: async (channel, onNotify) => {
+      const { unlisten } = await sql.listen(channel, onNotify)
+      return { unlisten }
+    },
+    close: (timeout = 5) => sql.end({ timeout }),
+  }
+  byClient.set(sql, database)
+  return database
 }
 
 /** Unique-violation check by SQLSTATE, never by message text. */

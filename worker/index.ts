@@ -7,6 +7,7 @@ import { startWorkers } from './runtime'
 try {
   const config = getConfig()
   const logger = createLogger(config.logLevel, { process: 'worker' })
+  if (config.appSecretIsDefault) logger.warn('APP_SECRET is not set: using the development value (NODE_ENV=development or test only); set it in production')
   const workers = await startWorkers(config, logger)
   onShutdown(logger, [{ name: 'workers', run: () => workers.close() }], config.shutdownTimeoutMs + 5000)
 } catch (error) {

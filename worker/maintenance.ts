@@ -2,10 +2,11 @@
  * Periodic housekeeping run by every worker process (safe when several run it at once):
  * expired idempotency keys (api-spec §8: 24 h window); outreach deliveries left pending without
  * a job when the API's enqueue failed (docs/outreach.md); expired upload sessions and the
- * originals of failed or abandoned uploads (contract §5).
+ * originals of failed or abandoned uploads (contract §5); uploads and images left processing
+ * without a live job (README "Exhausted jobs": nothing stays processing for ever).
  */
 import { deleteExpiredIdempotencyAnswers } from '../shared/platform/idempotency'
-import { sweepUploads } from '../shared/media/operations'
+import { recoverMediaJobs, sweepUploads } from '../shared/media/operations'
 import type { WorkerDeps } from './deps'
 import { sweepOutreachDeliveries } from '../shared/outreach/operations'
 
@@ -17,6 +18,7 @@ export const MAINTENANCE_TASKS: Record<string, MaintenanceTask> = {
   'idempotency-keys': (deps) => deleteExpiredIdempotencyAnswers(deps.database.db),
   'outreach-sweep': (deps) => sweepOutreachDeliveries(deps),
   uploads: (deps) => sweepUploads(deps),
+  'media-jobs': (deps) => recoverMediaJobs(deps),
 }
 
 export function startMaintenance(deps: WorkerDeps): { stop(): void; runOnce(): Promise<void> } {

@@ -34,6 +34,36 @@ export const QUEUE_WORKER_OPTIONS: Record<QueueName, Partial<WorkerOptions>> = {
 }
 
 /**
+ * What a queue's jobs do when PostgreSQL is unreachable (README "Exhausted jobs"). `wait`: the
+ * job goes back to the delayed set without using up an attempt, for as long as the outage lasts,
+ * with a growing wait (unavailableRetryDelayMs), counted in Redis and logged at error level
+ * (worker/runtime.ts). `attempt`: an outage counts as a failed attempt like any other error.
+ */
+export const QUEUE_UNAVAILABLE_POLICY: Record<QueueName, 'wait' | 'attempt'> = {
+  // A batch of answered leads exists nowhere else: it must outlive any outage.
+  'lead-ingest': 'wait',
+  // The others' data is in PostgreSQL; one that exhausts during a long outage is `failed` and
+  // kept, and `cli queues retry` runs it once the database is back.
+  'upload-complete': 'attempt',
+  'image-watermark': 'attempt',
+  'catalogue-reindex': 'attempt',
+  outreach: 'attempt',
+}
+
+/** The longest wait between two tries of a job waiting for PostgreSQL: an outage's end is noticed within this. */
+export const UNAVAILABLE_MAX_WAIT_MS = 30_000
+
+/**
+ * Wait before the n-th try (n ≥ 1) of a job waiting for PostgreSQL: the job's own backoff delay
+ * doubling, capped at 30 s (or 32 × the delay, when that is less, so tests with millisecond
+ * backoffs stay quick): 1, 2, 4, 8, 16, 30, 30 … s with the ingest's 1 s.
+ */
+export function unavailableRetryDelayMs(n: number, baseMs: number): number {
+  const cap = Math.min(UNAVAILABLE_MAX_WAIT_MS, baseMs * 32)
+  return Math.max(Math.min(baseMs * 2 ** Math.min(Math.max(n, 1) - 1, 30), cap), Math.min(baseMs, UNAVAILABLE_MAX_WAIT_MS))
+}
+
+/**
  * The options a queue's Worker is built with: the table above plus what depends on config.
  * `outreach` registers the custom backoff its jobs name (`backoff: {type: 'outreach'}` in
  * shared/jobs.ts): base·2^(n−1) capped (OUTREACH_BACKOFF_BASE_MS, OUTREACH_BACKOFF_MAX_MS).

@@ -3,10 +3,11 @@
  * running jobs finish, or (past the bound) are left to BullMQ's stalled-job check, which hands
  * them to another worker — a job is never lost.
  */
-import { Worker } from 'bullmq'
+import { Worker, type JobsOptions } from 'bullmq'
 import type IORedis from 'ioredis'
 import { createDatabase } from '../db/client'
 import type { Config } from '../shared/platform/config'
+import type { JobKind } from '../shared/platform/jobs'
 import type { Logger } from '../shared/platform/logger'
 import type { QueueName } from '../shared/platform/queue-names'
 import { Queues, redisConnection } from '../shared/platform/queues'
@@ -17,6 +18,7 @@ import type { WorkerDeps } from './deps'
 import { PROCESSORS } from './processors'
 import { workerOptionsFor } from './queue-config'
 import { startMaintenance } from './maintenance'
+import { isExhausted, recordExhaustedJob, withUnavailablePolicy } from './exhausted'
 
 export interface RunningWorkers {
   deps: WorkerDeps
@@ -28,7 +30,12 @@ export class WorkerStartupError extends Error {
   override name = 'WorkerStartupError'
 }
 
-export async function startWorkers(config: Config, logger: Logger, queueNames: QueueName[] = config.workerQueues): Promise<RunningWorkers> {
+export interface WorkerOptions {
+  /** Laid over the job catalog's options for the jobs these workers queue (tests: millisecond backoffs). */
+  jobOptions?: Partial<Record<JobKind, JobsOptions>>
+}
+
+export async function startWorkers(config: Config, logger: Logger, queueNames: QueueName[] = config.workerQueues, options: WorkerOptions = {}): Promise<RunningWorkers> {
   const database = createDatabase(config.databaseUrl, { max: Math.max(10, Math.min(config.dbPoolSize, 30)) })
   try {
     await database.sql`select 1`
@@ -47,7 +54,7 @@ export async function startWorkers(config: Config, logger: Logger, queueNames: Q
   }
   const producer = redisConnection(config.redisUrl, 'producer')
   producer.on('error', () => {})
-  const queues = new Queues(producer, config.queuePrefix)
+  const queues = new Queues(producer, config.queuePrefix, { jobOptions: options.jobOptions })
   const storage = await createStorage(config)
   await storage.ensureReady()
   const deps: WorkerDeps = { config, database, queues, logger, storage, imagePool: new ImagePool(config.imageThreads) }
@@ -79,7 +86,8 @@ export async function startWorkers(config: Config, logger: Logger, queueNames: Q
 }
 
 function createWorker(name: QueueName, deps: WorkerDeps, connection: IORedis): Worker {
-  const worker = new Worker(name, PROCESSORS[name](deps), {
+  const log = deps.logger.child({ queue: name })
+  const worker = new Worker(name, withUnavailablePolicy(name, PROCESSORS[name](deps), deps, log), {
     connection,
     prefix: deps.config.queuePrefix,
     autorun: true,
@@ -89,8 +97,15 @@ function createWorker(name: QueueName, deps: WorkerDeps, connection: IORedis): W
     // One job per image thread plus one fetching/storing while the threads encode.
     ...(name === 'image-watermark' ? { concurrency: deps.config.imageThreads + 1 } : {}),
   })
-  const log = deps.logger.child({ queue: name })
-  worker.on('failed', (job, error) => log.warn('job failed', { job_id: job?.id, attempts: job?.attemptsMade, error: error.message }))
+  worker.on('failed', (job, error) => {
+    if (!job || !isExhausted(job, error)) {
+      log.warn('job failed', { job_id: job?.id, attempts: job?.attemptsMade, error: error.message })
+      return
+    }
+    // Kept in the failed set (jobs.ts: removeOnFail false) until `cli queues retry|drop`.
+    log.error('job exhausted its retries', { job_id: job.id, attempts: job.attemptsMade, error: error.message, kept_for: 'cli queues retry|drop' })
+    recordExhaustedJob(deps, name, job).catch((e: Error) => log.error('could not mark the data of an exhausted job failed; the sweep will', { job_id: job.id, error: e.message }))
+  })
   worker.on('error', (error) => log.error('worker error', { error: error.message }))
   return worker
 }

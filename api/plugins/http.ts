@@ -12,6 +12,7 @@ import type { AppDeps } from '../deps'
 import { matchedRoute } from '../elysia-adapter'
 import { validationDetail } from '../../shared/platform/validation'
 import { problemResponse, toProblem } from '../problems'
+import { recordRefusal } from '../../shared/platform/idempotency'
 import { metaByRequest, type RequestMeta } from '../request-meta'
 import { checkJsonBody, containsNul, findNul, inspectJsonBody, nulError, parseJsonBody } from '../request-body'
 
@@ -22,7 +23,7 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys'>) {
     .onRequest(async ({ request, set }) => {
       const incoming = request.headers.get('x-request-id')
       const id = incoming && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID()
-      const meta: RequestMeta = { id, start: performance.now(), api: pathOf(request.url).startsWith('/v1/') }
+      const meta: RequestMeta = { id, start: performance.now(), api: isApiPath(pathOf(request.url)) }
       metaByRequest.set(request, meta)
       set.headers['x-request-id'] = id
       set.headers['cache-control'] = 'no-store'
@@ -54,12 +55,16 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys'>) {
       if (meta.bodyHasNul) findNul(body, ['body'], errors)
       if (errors.length) throw new AppError('validation', validationDetail(errors), { errors })
     })
-    .onError({ as: 'global' }, ({ request, error, code, params, query }) => {
-      const meta: RequestMeta = metaByRequest.get(request) ?? { id: randomUUID(), start: performance.now(), api: pathOf(request.url).startsWith('/v1/') }
+    .onError({ as: 'global' }, async ({ request, error, code, params, query }) => {
+      const meta: RequestMeta = metaByRequest.get(request) ?? { id: randomUUID(), start: performance.now(), api: isApiPath(pathOf(request.url)) }
       metaByRequest.set(request, meta)
       const { status, body, headers } = toProblem(error, code, { method: request.method, path: pathOf(request.url) }, meta.id, deps.logger, { path: params, query })
       meta.status = status
-      return problemResponse(status, body, meta.id, headers)
+      const text = typeof body === 'string' ? body : JSON.stringify(body)
+      // A refusal of an idempotent request is its key's answer: stored as exactly this text, so
+      // a replay is the same bytes (shared/platform/idempotency.ts). No-op for other errors.
+      await recordRefusal(error, status, text)
+      return problemResponse(status, text, meta.id, headers)
     })
     .onAfterResponse({ as: 'global' }, (ctx) => {
       const { request, set } = ctx
@@ -80,6 +85,9 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys'>) {
       })
     })
 }
+
+/** `/v1` itself and everything under it needs a key, routes or not (401 before 404). */
+const isApiPath = (path: string): boolean => path === '/v1' || path.startsWith('/v1/')
 
 function pathOf(url: string): string {
   const start = url.indexOf('/', url.indexOf('//') + 2)

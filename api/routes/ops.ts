@@ -2,10 +2,12 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
 import { renderQueueMetrics } from '../metrics'
+import { processCrash } from '../../shared/platform/lifecycle'
 
 const READY_TIMEOUT_MS = 1500
 
-export function opsRoutes(deps: AppDeps) {
+/** `crashOf` is the process's crash state; tests pass their own rather than crash the test runner. */
+export function opsRoutes(deps: AppDeps, crashOf: () => string | undefined = processCrash) {
   return new Elysia({ name: 'routes.ops' })
     .get('/healthz', () => ({ status: 'ok' }), { detail: { operationId: 'healthz', tags: ['Operations'], summary: 'Process is alive', security: [] } })
     .get(
@@ -15,11 +17,14 @@ export function opsRoutes(deps: AppDeps) {
           check(() => deps.database.sql`select 1`),
           check(() => deps.redis.ping()),
         ])
-        const ready = postgres === 'ok' && redis === 'ok'
+        // After a crash the process drains and exits (shared/platform/lifecycle.ts): not ready,
+        // whatever the stores say.
+        const crash = crashOf()
+        const ready = postgres === 'ok' && redis === 'ok' && crash === undefined
         set.status = ready ? 200 : 503
-        return { status: ready ? 'ok' : 'unavailable', checks: { postgres, redis } }
+        return { status: ready ? 'ok' : 'unavailable', checks: { postgres, redis, ...(crash ? { process: 'crashed' as const } : {}) } }
       },
-      { detail: { operationId: 'readyz', tags: ['Operations'], summary: 'PostgreSQL and Redis reachable (else 503)', security: [] } },
+      { detail: { operationId: 'readyz', tags: ['Operations'], summary: 'PostgreSQL and Redis reachable and the process not going down after a crash (else 503)', security: [] } },
     )
     .get(
       '/metrics',

@@ -1,10 +1,17 @@
 /**
  * `bun run cli queues`: the operator's view of the BullMQ queues (same figures as `/metrics`),
- * and the two things an operator does with failed jobs: retry them (back to waiting, attempts
- * reset) or drop them. Only failed jobs are touched; waiting and active jobs are never removed
- * from here, so a slip of the hand cannot lose accepted work that is still in flight.
+ * and the two things an operator does with failed jobs, which are kept until then (README
+ * "Exhausted jobs"): retry them or drop them. A retry first puts the job's data back to where
+ * the job starts from (an upload or image to processing, a delivery to pending) and then moves
+ * the job itself back to waiting with its attempts reset, so it really runs again; a drop
+ * removes the job and leaves its data failed for good. Only failed jobs are touched; waiting and
+ * active jobs are never removed from here, so a slip of the hand cannot lose accepted work that
+ * is still in flight.
  */
 import type { Job } from 'bullmq'
+import { MEDIA_JOB_HOOKS } from '../../shared/media/operations'
+import { OUTREACH_JOB_HOOKS } from '../../shared/outreach/operations'
+import { dataHooksOf, type JobDataHooksTable, type JobKind } from '../../shared/platform/jobs'
 import { QUEUE_NAMES, type QueueName } from '../../shared/platform/queue-names'
 import { queueFigures, type QueueFigures } from '../../shared/platform/queue-stats'
 import { Queues, redisConnection } from '../../shared/platform/queues'
@@ -12,11 +19,13 @@ import { describeConnectionError } from '../../shared/platform/service-errors'
 import { CliError, stringFlag, type CliContext, type Flags } from '../io'
 
 export const usage = `  queues [--json]                                       waiting, active, delayed, failed, completed per queue
-  queues retry --queue <name> (--id <job id> | --all) [--json]   failed jobs back to waiting
-  queues drop  --queue <name> (--id <job id> | --all) [--json]   remove failed jobs`
+  queues retry --queue <name> (--id <job id> | --all) [--json]   reopen failed jobs' data and run them again
+  queues drop  --queue <name> (--id <job id> | --all) [--json]   remove failed jobs; their data stays failed`
 
 /** Failed jobs are read in pages so a large backlog never loads into memory at once. */
 const PAGE = 500
+
+const JOB_DATA_HOOKS: JobDataHooksTable = { ...MEDIA_JOB_HOOKS, ...OUTREACH_JOB_HOOKS }
 
 export async function run(f: Flags, ctx: CliContext): Promise<void> {
   const [command] = f.positional
@@ -30,17 +39,29 @@ export async function run(f: Flags, ctx: CliContext): Promise<void> {
     if (command === undefined || queue === undefined) return show(ctx, await queueFigures(queues))
     const q = queues.get(queue)
     const jobs = id !== undefined ? [await failedJob(q.getJob(id), queue, id)] : undefined
-    // A retried job gets its full attempts and backoff again: the operator fixed the cause.
-    const act = command === 'retry' ? (job: Job) => job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true }) : (job: Job) => job.remove()
+    // A retried job gets its full attempts and backoff again: the operator fixed the cause. Its
+    // data is reopened first: a job that ran before would find it failed and do nothing.
+    const hooksOf = (job: Job) => dataHooksOf(JOB_DATA_HOOKS, queue as JobKind, job.data)
     const done: string[] = []
     const skipped: string[] = []
-    const apply = async (job: Job) => {
+    /** Only BullMQ's refusal means "no longer failed"; a database error stops the command. */
+    const moved = async (move: () => Promise<unknown>, job: Job) => {
       try {
-        await act(job)
-        done.push(job.id!)
+        await move()
+        return true
       } catch {
-        // The job left the failed state meanwhile (retried by another operator, removed by retention).
+        // The job left the failed state meanwhile (retried by another operator, removed by hand).
         skipped.push(job.id!)
+        return false
+      }
+    }
+    const apply = async (job: Job) => {
+      if (command === 'retry') {
+        await hooksOf(job)?.reopen(ctx)
+        if (await moved(() => job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true }), job)) done.push(job.id!)
+      } else if (await moved(() => job.remove(), job)) {
+        await hooksOf(job)?.abandon(ctx)
+        done.push(job.id!)
       }
     }
     if (jobs) for (const job of jobs) await apply(job)
@@ -100,6 +121,7 @@ function show(ctx: CliContext, figures: QueueFigures[]): void {
     completed: f.counts.completed,
     processed_completed: f.processed.completed,
     processed_failed: f.processed.failed,
+    unavailable_waits: f.waits.unavailable,
     paused: f.paused,
   }))
   const head = ['queue', 'waiting', 'active', 'delayed', 'failed', 'completed', 'done total', 'failed total']

@@ -44,7 +44,7 @@ export interface CatalogueEntry extends CatalogueFilterColumns {
 
 export type PriceColumn = 'price_sale' | 'price_rent' | 'price_transfer'
 
-/** A circle as centre + radius in metres, or a polygon as closed WKT (lng lat order). */
+/** A circle as centre + radius in metres, or a planar polygon as closed EWKT (lng lat order, SRID 4326). */
 export type SqlArea = { kind: 'circle'; lng: number; lat: number; radius: number } | { kind: 'polygon'; wkt: string }
 
 /** What one page of the list filters on, sorts by and skips. */
@@ -198,11 +198,14 @@ function whereOf(q: CatalogueListQuery, params: unknown[]): string {
   if (q.minBedrooms !== undefined) parts.push(`bedrooms >= ${p(q.minBedrooms)}::int`)
   if (q.isFeatured !== undefined) parts.push(`is_featured = ${p(q.isFeatured)}::boolean`)
   if (q.areas && q.areas.length) {
-    // Each area is a predicate catalogue_business_geog_gist answers; a null geog (hidden) never matches.
+    // A null geog (hidden) never matches. Circles are metres on the sphere (geography, answered by
+    // catalogue_business_geog_gist); polygons and rectangles are the straight latitude/longitude
+    // lines a map draws, so they test the planar point (geometry, answered by
+    // catalogue_business_geom_gist, whose expression is exactly `geog::geometry`).
     const areas = q.areas.map((a) =>
       a.kind === 'circle'
         ? `ST_DWithin(geog, ST_SetSRID(ST_MakePoint(${p(a.lng)}::float8, ${p(a.lat)}::float8), 4326)::geography, ${p(a.radius)}::float8)`
-        : `ST_Intersects(geog, ST_GeogFromText(${p(a.wkt)}::text))`,
+        : `ST_Intersects(geog::geometry, ST_GeomFromEWKT(${p(a.wkt)}::text))`,
     )
     parts.push(`(${areas.join(' or ')})`)
   }

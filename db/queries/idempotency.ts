@@ -1,12 +1,16 @@
 import { sql } from 'drizzle-orm'
 import type { Db } from '../client'
 
+/** NOTIFY channel: the payload is the id of a row whose answer was stored or whose claim was released. */
+export const IDEMPOTENCY_CHANNEL = 'idempotency_keys'
+
 export interface IdempotencyRow {
   id: number
   requestHash: string
   state: 'in_progress' | 'done'
   responseStatus: number | null
-  responseBody: unknown
+  /** The answer's body exactly as it was sent (text, so nothing reorders it). */
+  responseText: string | null
   ageMs: number
 }
 
@@ -21,12 +25,12 @@ export async function claimIdempotencyKey(db: Db, apiKeyId: number, operation: s
 }
 
 export async function findIdempotencyKey(db: Db, apiKeyId: number, operation: string, key: string): Promise<IdempotencyRow | null> {
-  const rows = await db.execute<{ id: number; request_hash: string; state: 'in_progress' | 'done'; response_status: number | null; response_body: unknown; age_ms: number }>(sql`
+  const rows = await db.execute<{ id: number; request_hash: string; state: 'in_progress' | 'done'; response_status: number | null; response_body: string | null; age_ms: number }>(sql`
     select id, request_hash, state, response_status, response_body,
            (extract(epoch from now() - created_at) * 1000)::float8 as age_ms
     from idempotency_keys where api_key_id = ${apiKeyId} and operation = ${operation} and key = ${key}`)
   const r = rows[0]
-  return r ? { id: r.id, requestHash: r.request_hash, state: r.state, responseStatus: r.response_status, responseBody: r.response_body, ageMs: r.age_ms } : null
+  return r ? { id: r.id, requestHash: r.request_hash, state: r.state, responseStatus: r.response_status, responseText: r.response_body, ageMs: r.age_ms } : null
 }
 
 /** Takes over an expired or abandoned row (only if it is still the one we saw). */
@@ -38,12 +42,21 @@ export async function reclaimIdempotencyKey(db: Db, id: number, requestHash: str
   return rows.length > 0
 }
 
-export async function completeIdempotencyKey(db: Db, id: number, status: number, body: unknown): Promise<void> {
-  await db.execute(sql`update idempotency_keys set state = 'done', response_status = ${status}, response_body = ${JSON.stringify(body)}::jsonb where id = ${id}`)
+/**
+ * Stores the answer and notifies waiting twins. Inside a transaction the notification is
+ * delivered at commit, together with the answer; never before it.
+ */
+export async function completeIdempotencyKey(db: Db, id: number, status: number, text: string): Promise<void> {
+  await db.execute(sql`
+    with done as (update idempotency_keys set state = 'done', response_status = ${status}, response_body = ${text} where id = ${id} returning id)
+    select pg_notify(${IDEMPOTENCY_CHANNEL}, id::text) from done`)
 }
 
+/** Gives the key up (the request failed with a 5xx); waiting twins are notified and claim it. */
 export async function releaseIdempotencyKey(db: Db, id: number): Promise<void> {
-  await db.execute(sql`delete from idempotency_keys where id = ${id} and state = 'in_progress'`)
+  await db.execute(sql`
+    with gone as (delete from idempotency_keys where id = ${id} and state = 'in_progress' returning id)
+    select pg_notify(${IDEMPOTENCY_CHANNEL}, id::text) from gone`)
 }
 
 /** api-spec §8: keys live 24 hours. Uses idempotency_keys_created_idx. */

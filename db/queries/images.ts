@@ -3,7 +3,7 @@
  * images, and the sweeps. Original keys are read here only to hand them to storage; they are
  * never part of an API answer.
  */
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { and, asc, eq, inArray, isNotNull, isNull, sql } from 'drizzle-orm'
 import type { Db } from '../client'
 import { businesses, propertyImages, uploadFiles, uploadSessions } from '../schema'
 
@@ -119,8 +119,53 @@ export async function settleSession(db: Db, sessionId: string): Promise<void> {
       and not exists (select 1 from upload_files f where f.session_id = s.id and f.state in ('pending', 'processing'))`)
 }
 
-export async function failFile(db: Db, fileId: string, reason: string): Promise<void> {
-  await db.update(uploadFiles).set({ state: 'failed', error: reason }).where(and(eq(uploadFiles.id, fileId), inArray(uploadFiles.state, ['pending', 'processing'])))
+/** `exhausted`: the file failed because its job gave up, not because of what it holds (its original is kept for a retry). */
+export async function failFile(db: Db, fileId: string, reason: string, options: { exhausted?: boolean } = {}): Promise<void> {
+  await db
+    .update(uploadFiles)
+    .set({ state: 'failed', error: reason, exhaustedAt: options.exhausted ? sql`now()` : null })
+    .where(and(eq(uploadFiles.id, fileId), inArray(uploadFiles.state, ['pending', 'processing'])))
+}
+
+/**
+ * The upload-complete job of the session exhausted its retries: every file it had not checked
+ * yet (still processing, no image) fails with `reason`, marked exhausted, and the session settles.
+ * Returns how many files failed. Run it in a transaction.
+ */
+export async function exhaustUploadFiles(tx: Db, sessionId: string, reason: string): Promise<number> {
+  await tx.execute(sql`select 1 from upload_sessions where id = ${sessionId} for update`)
+  const failed = await tx
+    .update(uploadFiles)
+    .set({ state: 'failed', error: reason, exhaustedAt: sql`now()` })
+    .where(and(eq(uploadFiles.sessionId, sessionId), eq(uploadFiles.state, 'processing'), isNull(uploadFiles.imageId)))
+    .returning({ id: uploadFiles.id })
+  await settleSession(tx, sessionId)
+  return failed.length
+}
+
+/**
+ * An operator retries the session's upload-complete job: the files its exhaustion failed go back
+ * to processing and the session with them. Returns how many files reopened. Run it in a transaction.
+ */
+export async function reopenUploadFiles(tx: Db, sessionId: string): Promise<number> {
+  await tx.execute(sql`select 1 from upload_sessions where id = ${sessionId} for update`)
+  const reopened = await tx
+    .update(uploadFiles)
+    .set({ state: 'processing', error: null, exhaustedAt: null })
+    .where(and(eq(uploadFiles.sessionId, sessionId), eq(uploadFiles.state, 'failed'), isNull(uploadFiles.imageId), isNotNull(uploadFiles.exhaustedAt), isNull(uploadFiles.purgedAt)))
+    .returning({ id: uploadFiles.id })
+  if (reopened.length) await reopenSession(tx, sessionId)
+  return reopened.length
+}
+
+/** A session that had settled works again (a file of it is processing once more). */
+async function reopenSession(tx: Db, sessionId: string): Promise<void> {
+  await tx.update(uploadSessions).set({ state: 'processing' }).where(and(eq(uploadSessions.id, sessionId), inArray(uploadSessions.state, ['completed', 'failed'])))
+}
+
+/** An operator dropped the exhausted job: its files stay failed for good and the sweep may delete their originals. */
+export async function abandonUploadFiles(db: Db, sessionId: string): Promise<void> {
+  await db.update(uploadFiles).set({ exhaustedAt: null }).where(and(eq(uploadFiles.sessionId, sessionId), eq(uploadFiles.state, 'failed'), isNotNull(uploadFiles.exhaustedAt)))
 }
 
 /**
@@ -188,39 +233,109 @@ async function sessionOfFile(db: Db, fileId: string | null): Promise<string | nu
   return row?.sessionId ?? null
 }
 
-export async function markImageReady(db: Db, image: Pick<ImageToProcess, 'id' | 'uploadFileId'>, result: { publicKey: string; publicUrl: string; width: number; height: number }): Promise<void> {
-  await db.transaction(async (tx) => {
-    const updated = await tx
-      .update(propertyImages)
-      .set({ state: 'ready', publicKey: result.publicKey, publicUrl: result.publicUrl, width: result.width, height: result.height })
-      .where(and(eq(propertyImages.id, image.id), eq(propertyImages.state, 'processing')))
-      .returning({ id: propertyImages.id })
-    if (updated.length === 0 || !image.uploadFileId) return
-    await tx.update(uploadFiles).set({ state: 'ready', error: null }).where(eq(uploadFiles.id, image.uploadFileId))
-    const sessionId = await sessionOfFile(tx, image.uploadFileId)
-    if (sessionId) await settleSession(tx, sessionId)
-  })
+/**
+ * processing → ready, with the file and its session. Returns whether the image changed. Run it in
+ * the transaction that also rebuilds the property's catalogue row: the property row is locked
+ * first, so two images of one property finishing together rebuild the row in turn and the second
+ * rebuild sees the first image (each statement after the lock reads what was committed).
+ */
+export async function markImageReady(tx: Db, image: Pick<ImageToProcess, 'id' | 'uploadFileId' | 'propertyId'>, result: { publicKey: string; publicUrl: string; width: number; height: number }): Promise<boolean> {
+  await tx.execute(sql`select id from properties where id = ${image.propertyId} for update`)
+  const updated = await tx
+    .update(propertyImages)
+    .set({ state: 'ready', error: null, publicKey: result.publicKey, publicUrl: result.publicUrl, width: result.width, height: result.height })
+    .where(and(eq(propertyImages.id, image.id), eq(propertyImages.state, 'processing')))
+    .returning({ id: propertyImages.id })
+  if (updated.length === 0) return false
+  if (!image.uploadFileId) return true
+  await tx.update(uploadFiles).set({ state: 'ready', error: null, exhaustedAt: null }).where(eq(uploadFiles.id, image.uploadFileId))
+  const sessionId = await sessionOfFile(tx, image.uploadFileId)
+  if (sessionId) await settleSession(tx, sessionId)
+  return true
 }
 
-/** The image is refused: it never shows; a primary image hands its role to the next one in order. */
-export async function markImageFailed(db: Db, image: Pick<ImageToProcess, 'id' | 'uploadFileId' | 'propertyId'>, reason: string): Promise<void> {
-  await db.transaction(async (tx) => {
-    await tx.execute(sql`select id from properties where id = ${image.propertyId} for update`)
-    const updated = await tx
-      .update(propertyImages)
-      .set({ state: 'failed', isPrimary: false })
-      .where(and(eq(propertyImages.id, image.id), eq(propertyImages.state, 'processing')))
-      .returning({ wasPrimary: sql<boolean>`${true}` })
-    if (updated.length === 0) return
-    await tx.execute(sql`
-      update property_images set is_primary = true
-      where id = (select id from property_images where property_id = ${image.propertyId} and state <> 'failed' order by position limit 1)
-        and not exists (select 1 from property_images where property_id = ${image.propertyId} and is_primary and state <> 'failed')`)
-    if (!image.uploadFileId) return
-    await failFile(tx, image.uploadFileId, reason)
+/**
+ * The image fails with `reason`: it never shows; a primary image hands its role to the next one in
+ * order. `exhausted`: its job gave up (the original is kept for a retry). Returns whether the
+ * image changed. Run it in the transaction that also rebuilds the property's catalogue row.
+ */
+export async function markImageFailed(tx: Db, image: Pick<ImageToProcess, 'id' | 'uploadFileId' | 'propertyId'>, reason: string, options: { exhausted?: boolean } = {}): Promise<boolean> {
+  await tx.execute(sql`select id from properties where id = ${image.propertyId} for update`)
+  const updated = await tx
+    .update(propertyImages)
+    .set({ state: 'failed', isPrimary: false, error: reason })
+    .where(and(eq(propertyImages.id, image.id), eq(propertyImages.state, 'processing')))
+    .returning({ id: propertyImages.id })
+  if (updated.length === 0) return false
+  await assignPrimaryIfNone(tx, image.propertyId)
+  if (!image.uploadFileId) return true
+  await failFile(tx, image.uploadFileId, reason, options)
+  const sessionId = await sessionOfFile(tx, image.uploadFileId)
+  if (sessionId) await settleSession(tx, sessionId)
+  return true
+}
+
+/** A property without a (non-failed) primary image gives the role to its first non-failed image in order. */
+async function assignPrimaryIfNone(tx: Db, propertyId: number): Promise<void> {
+  await tx.execute(sql`
+    update property_images set is_primary = true
+    where id = (select id from property_images where property_id = ${propertyId} and state <> 'failed' order by position limit 1)
+      and not exists (select 1 from property_images where property_id = ${propertyId} and is_primary and state <> 'failed')`)
+}
+
+/**
+ * An operator retries the image's exhausted watermark job: the image, its file and its session
+ * go back to processing. Only an image its job gave up on reopens (one refused for its content
+ * stays failed: its original is gone). Returns whether it reopened. Run it in a transaction.
+ */
+export async function reopenImage(tx: Db, imageId: string): Promise<boolean> {
+  const [image] = await tx
+    .select({ propertyId: propertyImages.propertyId, uploadFileId: propertyImages.uploadFileId })
+    .from(propertyImages)
+    .where(and(eq(propertyImages.id, imageId), eq(propertyImages.state, 'failed')))
+  if (!image) return false
+  await tx.execute(sql`select id from properties where id = ${image.propertyId} for update`)
+  if (image.uploadFileId) {
     const sessionId = await sessionOfFile(tx, image.uploadFileId)
-    if (sessionId) await settleSession(tx, sessionId)
-  })
+    if (sessionId) await tx.execute(sql`select 1 from upload_sessions where id = ${sessionId} for update`)
+    const file = await tx
+      .update(uploadFiles)
+      .set({ state: 'processing', error: null, exhaustedAt: null })
+      .where(and(eq(uploadFiles.id, image.uploadFileId), eq(uploadFiles.state, 'failed'), isNotNull(uploadFiles.exhaustedAt), isNull(uploadFiles.purgedAt)))
+      .returning({ id: uploadFiles.id })
+    if (file.length === 0) return false
+    if (sessionId) await reopenSession(tx, sessionId)
+  }
+  await tx.update(propertyImages).set({ state: 'processing', error: null }).where(eq(propertyImages.id, imageId))
+  // The role moved on when it failed; it comes back only if no other image took it.
+  await assignPrimaryIfNone(tx, image.propertyId)
+  return true
+}
+
+/** An operator dropped the image's exhausted job: it stays failed for good and the sweep may delete its original. */
+export async function abandonImage(db: Db, imageId: string): Promise<void> {
+  const [image] = await db.select({ uploadFileId: propertyImages.uploadFileId }).from(propertyImages).where(eq(propertyImages.id, imageId))
+  if (image?.uploadFileId) await db.update(uploadFiles).set({ exhaustedAt: null }).where(and(eq(uploadFiles.id, image.uploadFileId), eq(uploadFiles.state, 'failed')))
+}
+
+/** What the media sweep checks against the queues: work that should have a job by now. */
+export interface StuckMediaWork {
+  /** Sessions still processing with files not checked yet, completed before the cutoff. */
+  sessions: string[]
+  /** Images still processing, created before the cutoff. */
+  images: string[]
+}
+
+export async function stuckMediaWork(db: Db, olderThanMs: number, limit: number): Promise<StuckMediaWork> {
+  const cutoff = new Date(Date.now() - olderThanMs).toISOString()
+  const sessions = await db.execute<{ id: string }>(sql`
+    select s.id from upload_sessions s
+    where s.state = 'processing' and s.completed_at < ${cutoff}
+      and exists (select 1 from upload_files f where f.session_id = s.id and f.state = 'processing' and f.image_id is null)
+    order by s.completed_at limit ${limit}`)
+  const images = await db.execute<{ id: string }>(sql`
+    select id from property_images where state = 'processing' and created_at < ${cutoff} order by created_at limit ${limit}`)
+  return { sessions: sessions.map((r) => r.id), images: images.map((r) => r.id) }
 }
 
 /**
@@ -242,11 +357,15 @@ export async function expireSessions(db: Db, expiredBefore: Date): Promise<{ fil
   })
 }
 
-/** Sweep 2: originals of failed files and of expired sessions not yet deleted (a delete that failed earlier is retried). */
+/**
+ * Sweep 2: originals of failed files and of expired sessions not yet deleted (a delete that failed
+ * earlier is retried). A file whose job exhausted its retries keeps its original until an operator
+ * retries or drops the job.
+ */
 export async function originalsToPurge(db: Db, limit = 500): Promise<{ fileId: string; originalKey: string }[]> {
   const rows = await db.execute<{ file_id: string; original_key: string }>(sql`
     select f.id as file_id, f.original_key from upload_files f join upload_sessions s on s.id = f.session_id
-    where f.purged_at is null and (f.state = 'failed' or s.state = 'expired')
+    where f.purged_at is null and ((f.state = 'failed' and f.exhausted_at is null) or s.state = 'expired')
     limit ${limit}`)
   return rows.map((r) => ({ fileId: r.file_id, originalKey: r.original_key }))
 }

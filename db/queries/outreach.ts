@@ -99,16 +99,36 @@ export async function finishOutreachDelivery(db: Db, deliveryId: string, state: 
 }
 
 /**
- * Pending deliveries created before `olderThanMs` ago, oldest first (partial index
- * outreach_deliveries_pending_idx). The sweep checks each has a live job.
+ * One page of the pending deliveries that are due — never tried and created, or tried and due
+ * again, more than `minAgeMs` ago — taken in turns across businesses: each business's oldest due
+ * delivery first (rank 1), then every business's second, and so on, so one business's backlog
+ * cannot push another's out of a sweep. A delivery waiting out its backoff is not due: its
+ * delayed job is the normal case. The rank is what the sweep queues it with (its priority).
  */
-export async function listStalePendingDeliveries(db: Db, olderThanMs: number, limit: number): Promise<{ id: string }[]> {
-  return db
-    .select({ id: outreachDeliveries.id })
-    .from(outreachDeliveries)
-    .where(and(eq(outreachDeliveries.state, 'pending'), sql`${outreachDeliveries.createdAt} < now() - make_interval(secs => ${olderThanMs / 1000})`))
-    .orderBy(outreachDeliveries.createdAt)
-    .limit(limit)
+export async function listDuePendingDeliveries(db: Db, minAgeMs: number, page: { limit: number; offset: number }): Promise<{ id: string; rank: number }[]> {
+  const rows = await db.execute<{ id: string; rank: string }>(sql`
+    select id, rank from (
+      select id, coalesce(next_attempt_at, created_at) as due_at,
+        row_number() over (partition by business_id order by coalesce(next_attempt_at, created_at), id) as rank
+      from outreach_deliveries
+      where state = 'pending' and coalesce(next_attempt_at, created_at) < now() - make_interval(secs => ${minAgeMs / 1000})
+    ) due
+    order by rank, due_at, id
+    limit ${page.limit} offset ${page.offset}`)
+  return rows.map((r) => ({ id: r.id, rank: Number(r.rank) }))
+}
+
+/**
+ * An operator retries the delivery's exhausted job: a failed or skipped delivery is pending
+ * again (its attempt numbers continue). A delivered one is never sent again.
+ */
+export async function reopenOutreachDelivery(db: Db, deliveryId: string): Promise<boolean> {
+  const rows = await db
+    .update(outreachDeliveries)
+    .set({ state: 'pending', nextAttemptAt: null })
+    .where(and(eq(outreachDeliveries.id, deliveryId), inArray(outreachDeliveries.state, ['failed', 'skipped'])))
+    .returning({ id: outreachDeliveries.id })
+  return rows.length > 0
 }
 
 export interface DeliveryWithAttempts extends OutreachDeliveryRow {

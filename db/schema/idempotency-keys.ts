@@ -1,4 +1,4 @@
-import { index, integer, jsonb, pgTable, serial, smallint, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { index, integer, pgTable, serial, smallint, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import { apiKeys } from './api-keys'
 
 /** api-spec §8: one row per (API key, operation, Idempotency-Key) for 24 hours. */
@@ -12,7 +12,8 @@ export const idempotencyKeys = pgTable(
     requestHash: text('request_hash').notNull(),
     state: text('state', { enum: ['in_progress', 'done'] }).notNull().default('in_progress'),
     responseStatus: smallint('response_status'),
-    responseBody: jsonb('response_body'),
+    // The answer's body as the exact text that was sent: jsonb reordered its keys (hardening §17).
+    responseBody: text('response_body'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (t) => [

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { bigint, boolean, index, integer, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
 import { businesses } from './businesses'
 import { properties } from './properties'
@@ -33,6 +34,11 @@ export const uploadFiles = pgTable(
     imageId: uuid('image_id'),
     /** When the original of a failed or abandoned file was deleted from private storage. */
     purgedAt: timestamp('purged_at', { withTimezone: true, mode: 'date' }),
+    /**
+     * Set when the file failed because its job exhausted its retries (not because of what it
+     * holds): its original is kept for `cli queues retry` until an operator retries or drops the job.
+     */
+    exhaustedAt: timestamp('exhausted_at', { withTimezone: true, mode: 'date' }),
   },
   (t) => [index('upload_files_session_idx').on(t.sessionId, t.position)],
 )
@@ -54,11 +60,15 @@ export const propertyImages = pgTable(
     width: integer('width'),
     height: integer('height'),
     state: text('state', { enum: ['processing', 'ready', 'failed'] }).notNull().default('processing'),
+    /** When failed: why (refused by the transform, or its job exhausted its retries). */
+    error: text('error'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (t) => [
     index('property_images_property_idx').on(t.propertyId, t.position),
     // One image per uploaded file: a re-run of upload-complete inserts nothing new.
     uniqueIndex('property_images_upload_file_uq').on(t.uploadFileId),
+    // The media sweep (worker maintenance) looks for images processing too long without a job.
+    index('property_images_processing_idx').on(t.createdAt).where(sql`${t.state} = 'processing'`),
   ],
 )

@@ -93,13 +93,21 @@ export class KeyStore {
   }
 }
 
+const AUTHORIZATION_RE = /^ApiKey[ \t]+(\S+)$/i
+
+/**
+ * The key from its two documented forms (api-spec §5): `X-Api-Key: <key>`, or
+ * `Authorization: ApiKey <key>` (the scheme name is case-insensitive, as every HTTP scheme). A bare
+ * key or another scheme in Authorization is refused, not guessed at. Null when neither is sent.
+ */
 export function readKeyHeader(headers: Headers): string | null {
   const direct = headers.get('x-api-key')
   if (direct !== null) return direct.trim()
   const authorization = headers.get('authorization')
   if (authorization === null) return null
-  const m = /^ApiKey\s+(.+)$/i.exec(authorization.trim())
-  return m ? m[1].trim() : authorization.trim()
+  const m = AUTHORIZATION_RE.exec(authorization.trim())
+  if (!m) throw new AppError('unauthorized', 'Malformed Authorization header: expected "ApiKey <key>" (or send the key in X-Api-Key)')
+  return m[1]
 }
 
 export function requireScope(auth: AuthContext, scope: Scope): void {

@@ -5,8 +5,17 @@
  * ignored as a whole (`null`).
  */
 import type { SqlArea } from '../../db/queries/catalogue'
+import { AppError } from '../platform/errors'
 
 export const DEFAULT_POINT_RADIUS_M = 500
+/** Bounds of `locations` (contract §15 §6): areas in the array, vertices of one polygon or rectangle. */
+export const MAX_AREAS = 50
+export const MAX_POLYGON_VERTICES = 1000
+
+/** Past a bound the parameter is refused (422), not ignored: it was understood, only too large. */
+function tooLarge(msg: string): AppError {
+  return new AppError('validation', `query.locations: ${msg}`, { errors: [{ loc: ['query', 'locations'], msg, type: 'invalid' }] })
+}
 
 export interface LatLng {
   lat: number
@@ -39,6 +48,7 @@ export function parseLatLng(v: unknown): LatLng | null {
 
 const isRadius = (v: unknown): v is number => isNum(v) && v > 0
 
+/** One element of `locations`; throws the 422 for a polygon past MAX_POLYGON_VERTICES. */
 export function parseArea(v: unknown): Area | null {
   if (!v || typeof v !== 'object' || Array.isArray(v)) return null
   const o = v as Record<string, unknown>
@@ -52,6 +62,7 @@ export function parseArea(v: unknown): Area | null {
     }
     if (type === 'polygon' || type === 'rectangle') {
       if (!Array.isArray(geo.coordinates)) return null
+      if (geo.coordinates.length > MAX_POLYGON_VERTICES) throw tooLarge(`A ${type} has at most ${MAX_POLYGON_VERTICES} vertices (got ${geo.coordinates.length})`)
       const coords = geo.coordinates.map(parseLatLng)
       if (coords.some((c) => c === null)) return null
       const distinct = new Set((coords as LatLng[]).map((c) => `${c.lat},${c.lng}`))
@@ -69,7 +80,10 @@ export function parseArea(v: unknown): Area | null {
   return null
 }
 
-/** `null` when the parameter is absent or not a JSON array; otherwise the understood areas (maybe none). */
+/**
+ * `null` when the parameter is absent or not a JSON array; otherwise the understood areas (maybe
+ * none). An array of more than MAX_AREAS elements, or a polygon past its bound, is a 422.
+ */
 export function parseLocations(raw: string | undefined | null): Area[] | null {
   if (raw === undefined || raw === null) return null
   let parsed: unknown
@@ -79,10 +93,11 @@ export function parseLocations(raw: string | undefined | null): Area[] | null {
     return null
   }
   if (!Array.isArray(parsed)) return null
+  if (parsed.length > MAX_AREAS) throw tooLarge(`At most ${MAX_AREAS} areas (got ${parsed.length})`)
   return parsed.map(parseArea).filter((a): a is Area => a !== null)
 }
 
-/** An area as the catalogue query takes it: a circle's centre and radius, or a closed polygon. */
+/** An area as the catalogue query takes it: a circle's centre and radius, or a closed planar polygon (rectangles too). */
 export function toSqlArea(a: Area): SqlArea {
   if ('position' in a) return { kind: 'circle', lng: a.position.lng, lat: a.position.lat, radius: a.radius }
   const g = a.geometry

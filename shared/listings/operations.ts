@@ -4,9 +4,7 @@
  * catalogue-reindex worker and `cli catalogue`. Every property write rebuilds the property's
  * catalogue row in its own transaction, so the next read sees it (contract §3.3).
  */
-import { schemaViolation } from '../platform/validation'
 import type { Static } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
 import type { Db } from '../../db/client'
 import { getCatalogueDocText, listCatalogue as queryCataloguePage, type PropertySlice } from '../../db/queries/catalogue'
 import { countProperties, findProperty, insertProperty, isOwnerContact, setPublished, updatePropertyColumns } from '../../db/queries/properties'
@@ -17,6 +15,7 @@ import { idempotent, type IdempotentResult } from '../platform/idempotency'
 import type { JobPayload } from '../platform/jobs'
 import type { CreatedResponse } from '../platform/schemas'
 import type { Services } from '../platform/services'
+import { assertBody } from './body-errors'
 import { catalogueQueryOf, type ListParams } from './catalogue-filters'
 import * as rebuild from './catalogue-rebuild'
 import { inputToColumns, mergePatch, propertyRuleErrors, rowToInput } from './property-input'
@@ -27,10 +26,14 @@ type Saved = Static<typeof CreatedResponse>
 
 const PropertyNotFound = () => notFound('Property')
 
-/** Rules the schema cannot express, and the owner contact (contract §3.1); all problems in one 422. */
-async function checkInput(tx: Db, businessId: number, input: PropertyInput): Promise<void> {
+/**
+ * Rules the schema cannot express, and the owner contact (contract §3.1); all problems in one
+ * 422. `checkOwner` is false when the request did not set `owner_id`: a stored owner who has
+ * since become another kind of contact must not lock the property against every edit.
+ */
+async function checkInput(tx: Db, businessId: number, input: PropertyInput, checkOwner = true): Promise<void> {
   const errors: FieldError[] = propertyRuleErrors(input)
-  if (input.owner_id !== undefined && !(await isOwnerContact(tx, businessId, input.owner_id))) {
+  if (checkOwner && input.owner_id !== undefined && !(await isOwnerContact(tx, businessId, input.owner_id))) {
     errors.push({ loc: ['body', 'owner_id'], msg: 'Must be a contact of type "propietario" in this business', type: 'invalid' })
   }
   if (errors.length) {
@@ -70,9 +73,9 @@ export function createProperty(deps: ListingsDeps, request: NewProperty): Promis
 /** contract §3.2: the patch merges into the stored record, and the merged record must pass the creation rules. */
 export function updateProperty(deps: ListingsDeps, businessId: number, propertyId: number, patch: PropertyUpdate): Promise<Saved> {
   return writeProperty(deps, businessId, propertyId, async (tx, row) => {
-    const merged = mergePatch(rowToInput(row), patch)
-    if (!Value.Check(PropertyMerged, merged)) throw schemaViolation('body', PropertyMerged, merged)
-    await checkInput(tx, businessId, merged)
+    const merged: unknown = mergePatch(rowToInput(row), patch)
+    assertBody(PropertyMerged, merged)
+    await checkInput(tx, businessId, merged, patch.owner_id !== undefined && patch.owner_id !== null)
     await updatePropertyColumns(tx, row.id, inputToColumns(merged))
     if (row.publishedAt !== null) await rebuild.rebuildCatalogueEntry(tx, row.id)
   })

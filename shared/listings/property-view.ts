@@ -65,20 +65,72 @@ export function privacyOf(location: StoredLocation): AddressPrivacy {
   return location.visibility ?? DEFAULT_PRIVACY
 }
 
-// Tokens that are a house number, floor or door ("12", "3ºB", "s/n", "nº", "bajo"): an
-// approximate address keeps the street and area, never where in the street (contract §3.4).
-const NUMBER_TOKEN = /^(?:.*\d.*|s\/n|n[º°o.]|núm\.?|num\.?|nº\.?|bajo|bj\.?|pta\.?|puerta|piso|esc\.?|escalera|izq\.?|izda\.?|dcha\.?|der\.?)$/i
+// The approximate address (contract §3.4, §15) is built from parts, never by deleting text from
+// the full address: the street name, then postal code and city. Without a `street` field the
+// street is read from `address` (or `full_address`): the first comma-separated part that still
+// names something once cut before its house number, with no word of the building name or of
+// the number left in it. Words are compared folded (case and accents ignored), whole words only.
 
-/** The address without house number, floor/door or building name. */
+const fold = (s: string) => s.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase()
+/** The letter/digit pieces of a word (`Sol-Mar,` → sol, mar). */
+const pieces = (word: string) => fold(word).split(/[^\p{L}\p{N}º]+/u).filter(Boolean)
+
+/** Articles and prepositions: shared by every name, so never a sign of the building or number. */
+const PARTICLES = new Set(['a', 'al', 'd', 'da', 'das', 'de', 'del', 'dels', 'do', 'e', 'el', 'els', 'en', 'es', 'i', 'l', 'la', 'las', 'les', 'lo', 'los', 'o', 's', 'sa', 'y'])
+/** A word that starts the number part: the street name ends before it. */
+const NUMBER_MARKERS = new Set(['n', 'nº', 'no', 'num', 'numero', 'nro', 'nr', 'sn', 's/n', 'º'])
+const NUMBER_WORDS = new Set(
+  ('un uno una dos tres cuatro cinco seis siete ocho nueve diez once doce trece catorce quince dieciseis diecisiete dieciocho diecinueve ' +
+    'veinte veintiun veintiuno veintiuna veintidos veintitres veinticuatro veinticinco veintiseis veintisiete veintiocho veintinueve ' +
+    'treinta cuarenta cincuenta sesenta setenta ochenta noventa cien ciento doscientos trescientos cuatrocientos quinientos seiscientos ' +
+    'setecientos ochocientos novecientos mil ' +
+    'primer primero primera segundo segunda tercer tercero tercera cuarto cuarta quinto quinta sexto sexta septimo septima octavo octava ' +
+    'noveno novena decimo decima').split(' '),
+)
+/** Words that may follow a number (floor, door, letter): part of it when they trail a number word. */
+const NUMBER_TAIL = new Set('y bis dup duplicado piso planta puerta pta bajo bajos izq izda izquierda dcha der derecha esc escalera portal bloque blq entlo entresuelo principal pral atico letra'.split(' '))
+const isNumberish = (p: string) => NUMBER_WORDS.has(p) || NUMBER_TAIL.has(p) || NUMBER_MARKERS.has(p) || /^\p{L}$/u.test(p)
+
+const wordsOf = (text: string | undefined) => new Set((text ? pieces(text) : []).filter((p) => !PARTICLES.has(p)))
+
+/** The street name in `text`: cut before its house number, without the forbidden words. */
+function streetName(text: string, forbidden: Set<string>): string {
+  const digit = text.search(/\d/)
+  let words = (digit === -1 ? text : text.slice(0, digit)).split(/\s+/).filter(Boolean)
+  const marker = words.findIndex((w) => NUMBER_MARKERS.has(fold(w).replace(/[.:]+$/, '')) || (pieces(w).length > 0 && pieces(w).every((p) => NUMBER_MARKERS.has(p))))
+  if (marker !== -1) words = words.slice(0, marker)
+  words = words.filter((w) => !pieces(w).some((p) => forbidden.has(p)))
+  // A number written in words trails the name ("Calle Mayor tres B"); inside a name it stays ("Plaza del Dos de Mayo").
+  const tail = words.findIndex((w, i) => i > 0 && pieces(w).some((p) => NUMBER_WORDS.has(p)) && words.slice(i).every((x) => pieces(x).every(isNumberish)))
+  if (tail !== -1) words = words.slice(0, tail)
+  while (words.length && pieces(words[words.length - 1]).every((p) => PARTICLES.has(p))) words.pop()
+  return words.join(' ')
+}
+
+/** The street name without house number or building name, or undefined when the location has no street part. */
+export function approximateStreet(location: StoredLocation): string | undefined {
+  const source = location.street ?? location.address ?? location.full_address
+  if (source === undefined) return undefined
+  const forbidden = new Set([...wordsOf(location.building_name), ...wordsOf(location.number)])
+  const area = new Set([location.city, location.province, location.country, location.postal_code].filter((x): x is string => !!x).map((x) => pieces(x).join(' ')))
+  for (const part of source.split(/[,;]/)) {
+    const street = streetName(part.trim(), forbidden)
+    if (street && !area.has(pieces(street).join(' '))) return street
+  }
+  return ''
+}
+
+/** contract §15 §3.4: the street name (no number, no building), then postal code and city. */
 export function approximateAddress(location: StoredLocation): string | undefined {
-  let text = location.address ?? location.full_address
-  if (!text) return undefined
-  if (location.building_name) text = text.split(location.building_name).join(' ')
-  const parts = text
-    .split(',')
-    .map((part) => part.trim().split(/\s+/).filter((tok) => tok && !NUMBER_TOKEN.test(tok.replace(/[.,;:()]+$/, ''))).join(' '))
-    .filter((part) => part.length > 0)
-  return parts.length ? parts.join(', ') : undefined
+  const street = approximateStreet(location)
+  if (street === undefined) return undefined
+  const area = [location.postal_code, location.city].filter(Boolean).join(' ')
+  return [street, area].filter(Boolean).join(', ')
+}
+
+/** The full address shown when public: as given, else the street and number. */
+export function publicAddress(location: StoredLocation): string | undefined {
+  return location.full_address ?? location.address ?? (location.street ? [location.street, location.number].filter(Boolean).join(' ') : undefined)
 }
 
 /** The published point: exact when public, rounded when approximate, none when hidden or unknown. */
@@ -142,7 +194,7 @@ export function toPublicProperty(row: PrivatePropertyRow, images: readonly Ready
   if (location.province !== undefined) out.province = location.province
   if (privacy !== 'hidden') {
     if (location.postal_code !== undefined) out.postal_code = location.postal_code
-    const address = privacy === 'public' ? (location.full_address ?? location.address) : approximateAddress(location)
+    const address = privacy === 'public' ? publicAddress(location) : approximateAddress(location)
     if (address !== undefined) out.address = address
     const point = publishedPoint(location)
     if (point) {
@@ -156,9 +208,9 @@ export function toPublicProperty(row: PrivatePropertyRow, images: readonly Ready
 /** rental_kind column: what `rental_type` filters on (api-spec §4.3). */
 export function rentalKind(row: Pick<PrivatePropertyRow, 'operations' | 'characteristics'>): 'temporal' | 'vacacional' | 'anual' | null {
   const c = (row.characteristics ?? {}) as Record<string, unknown>
-  // `temporal` is exactly specs.temporal_renting = true; `anual` is a rental that is neither temporal nor holiday.
-  if (c.temporal_renting === true) return 'temporal'
+  // Only rentals have a kind: a sale-only listing flagged temporal_renting is no temporary rental.
   if (!row.operations.includes('alquiler')) return null
+  if (c.temporal_renting === true) return 'temporal'
   if (c.holiday_renting === true) return 'vacacional'
   return 'anual'
 }

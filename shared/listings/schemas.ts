@@ -3,9 +3,10 @@
  * schemas validate requests and write the OpenAPI document. Bodies refuse unknown fields
  * (contract §3.1); response integers use plain TypeBox `Integer` (conventions §13).
  */
-import { Type as T, type Static, type TSchema } from '@sinclair/typebox'
+import { OptionalKind, Type as T, type Static, type TNull, type TObject, type TOptional, type TProperties, type TSchema, type TUnion } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { MAX_ID, Nullable, Timestamp, literalUnion } from '../platform/schemas'
+import { MAX_AREAS, MAX_POLYGON_VERTICES } from './geo'
 import { PROPERTY_TYPES, SUBTYPE_KEYS } from './subtypes'
 
 export const OPERATIONS = ['venta', 'alquiler', 'traspaso'] as const
@@ -16,6 +17,27 @@ export const ADDRESS_PRIVACY = ['public', 'approximate', 'hidden'] as const
 const strict = { additionalProperties: false }
 const m2 = (description: string) => T.Number({ minimum: 0, description })
 const count = () => T.Integer({ minimum: 0 })
+
+/**
+ * Bounds of request text (contract §15: every string and array of a request has one). `title`,
+ * `description` and `features` are api-spec §8's; the others, which it leaves open, are chosen
+ * for what a real listing form holds, and each schema states its own.
+ */
+export const LIMITS = {
+  title: 300,
+  description: 50_000,
+  /** Names: building, street. */
+  name: 200,
+  address: 300,
+  /** House number with floor and door (`12, 3º B`). */
+  number: 50,
+  /** One-line characteristics (`floor`, `views`, `turistic_license`…) and activity names. */
+  shortText: 100,
+  activities: 50,
+  featureValue: 200,
+  features: 200,
+} as const
+const shortText = (description = 'Free text.') => T.String({ maxLength: LIMITS.shortText, description: `${description} At most ${LIMITS.shortText} characters.` })
 
 export const Operation = literalUnion(OPERATIONS, { description: 'Operation the property is offered for.' })
 export const PropertyTypeSchema = literalUnion(PROPERTY_TYPES, { title: 'PropertyType', description: 'Property type key.' })
@@ -45,9 +67,20 @@ export const PropertyLocation = T.Object(
     province: T.Optional(T.String({ maxLength: 100 })),
     country: T.Optional(T.String({ maxLength: 100, description: 'Default `España`.' })),
     postal_code: T.Optional(T.String({ maxLength: 20 })),
-    address: T.Optional(T.String({ maxLength: 300, description: 'Street and number.' })),
-    full_address: T.Optional(T.String({ maxLength: 500, description: 'Full address shown when visibility is `public`.' })),
-    building_name: T.Optional(T.String({ maxLength: 200 })),
+    address: T.Optional(T.String({ maxLength: LIMITS.address, description: `Street and number; at most ${LIMITS.address} characters.` })),
+    full_address: T.Optional(
+      T.String({ maxLength: 500, description: 'Full address shown when visibility is `public`: street, number, floor, building, postal code and city, so at most 500 characters.' }),
+    ),
+    street: T.Optional(
+      T.String({
+        maxLength: LIMITS.name,
+        description: `Street name without house number (\`Calle de Colón\`); at most ${LIMITS.name} characters. The approximate address is built from it; without it, from the text of \`address\` (docs/properties.md).`,
+      }),
+    ),
+    number: T.Optional(
+      T.String({ maxLength: LIMITS.number, description: `House number, floor and door (\`12, 3º B\`); at most ${LIMITS.number} characters. Never part of an approximate address.` }),
+    ),
+    building_name: T.Optional(T.String({ maxLength: LIMITS.name, description: `At most ${LIMITS.name} characters. Published only when visibility is \`public\`.` })),
     coordinates: T.Optional(Coordinates),
     visibility: T.Optional(literalUnion(ADDRESS_PRIVACY, { description: 'Address privacy; default `approximate`.' })),
   },
@@ -59,8 +92,17 @@ export const PropertyArea = T.Object(
   { ...strict, title: 'PropertyArea', examples: [{ total: 95, usable: 82 }] },
 )
 
-const Lang = T.Object({ title: T.Optional(T.String()), description: T.Optional(T.String()) }, strict)
-const rating = T.String({ pattern: '^[A-Ga-g]$', description: 'Rating A–G.' })
+// contract §15 §6: each `translations` text is as long as its base field.
+const Lang = T.Object(
+  {
+    title: T.Optional(T.String({ maxLength: LIMITS.title, description: `As \`title\`: at most ${LIMITS.title} characters.` })),
+    description: T.Optional(T.String({ maxLength: LIMITS.description, description: `HTML, as \`description\`: at most ${LIMITS.description} characters.` })),
+  },
+  strict,
+)
+const rating = T.String({ pattern: '^[A-Ga-g]$', maxLength: 1, description: 'Rating A–G.' })
+const activityList = (description: string) =>
+  T.Array(T.String({ maxLength: LIMITS.shortText }), { maxItems: LIMITS.activities, description: `${description} At most ${LIMITS.activities}, each at most ${LIMITS.shortText} characters.` })
 
 /** api-spec §2.2 keys a client may send; `price_calc`, `address_privacy`, `building_name` are derived (contract §3.1). */
 export const PropertyCharacteristics = T.Object(
@@ -76,12 +118,12 @@ export const PropertyCharacteristics = T.Object(
     doble_bedrooms: T.Optional(count()),
     suite_bathrooms: T.Optional(count()),
     num_terraces: T.Optional(count()),
-    conservation: T.Optional(T.String()),
-    floor: T.Optional(T.String()),
+    conservation: T.Optional(shortText('State of conservation.')),
+    floor: T.Optional(shortText('Floor (`3`, `bajo`).')),
     house_floors: T.Optional(T.Integer({ minimum: 1 })),
     elevator: T.Optional(T.Boolean()),
-    views: T.Optional(T.String()),
-    orientation: T.Optional(T.String()),
+    views: T.Optional(shortText()),
+    orientation: T.Optional(shortText()),
     energy_certificate: T.Optional(rating),
     emissions: T.Optional(rating),
     energy_consumption_value: T.Optional(T.Number({ minimum: 1, maximum: 999 })),
@@ -89,19 +131,19 @@ export const PropertyCharacteristics = T.Object(
     height: T.Optional(T.Number()),
     facade_meters: T.Optional(T.Number()),
     meters_showcase: T.Optional(T.Number()),
-    entrace_type: T.Optional(T.String()),
-    position: T.Optional(T.String()),
+    entrace_type: T.Optional(shortText('Office entrance type.')),
+    position: T.Optional(shortText('First/second sea line.')),
     offices: T.Optional(count()),
     meeting_rooms: T.Optional(count()),
-    camino: T.Optional(T.String()),
-    terrain_extension: T.Optional(T.String()),
-    topography: T.Optional(T.String()),
+    camino: T.Optional(shortText('Ground type.')),
+    terrain_extension: T.Optional(shortText('Large/small.')),
+    topography: T.Optional(shortText()),
     num_seats: T.Optional(count()),
-    dimensions: T.Optional(T.String()),
-    turistic_license: T.Optional(T.String()),
+    dimensions: T.Optional(shortText('Parking dimensions.')),
+    turistic_license: T.Optional(shortText('Tourist licence number.')),
     construction_year: T.Optional(T.Integer()),
-    exposure: T.Optional(T.String()),
-    style: T.Optional(T.String()),
+    exposure: T.Optional(shortText('Interior or exterior.')),
+    style: T.Optional(shortText()),
     num_viviendas: T.Optional(T.Integer()),
     num_locales: T.Optional(T.Integer()),
     num_ascensores: T.Optional(T.Integer()),
@@ -111,7 +153,7 @@ export const PropertyCharacteristics = T.Object(
     holiday_renting: T.Optional(T.Boolean()),
     temporal_renting: T.Optional(T.Boolean()),
     purchase_option_rental: T.Optional(T.Boolean()),
-    activities: T.Optional(T.Object({ predefined: T.Optional(T.Array(T.String())), custom: T.Optional(T.Array(T.String())) }, strict)),
+    activities: T.Optional(T.Object({ predefined: T.Optional(activityList('Predefined activity keys.')), custom: T.Optional(activityList('Activities in the agency\'s own words.')) }, strict)),
     num_entrances: T.Optional(
       T.Object(
         { total: T.Optional(count()), peaton_entrances: T.Optional(count()), moto_entrances: T.Optional(count()), van_entrances: T.Optional(count()), car_entrances: T.Optional(count()) },
@@ -123,7 +165,7 @@ export const PropertyCharacteristics = T.Object(
   { ...strict, title: 'PropertyCharacteristics', examples: [{ elevator: true, energy_certificate: 'C', temporal_renting: false }] },
 )
 
-const FeatureValue = T.Union([T.String(), T.Boolean(), T.Number()])
+const FeatureValue = T.Union([T.String({ maxLength: LIMITS.featureValue, description: `At most ${LIMITS.featureValue} characters.` }), T.Boolean(), T.Number()])
 export const Feature = T.Object(
   {
     key: T.String({ minLength: 1, maxLength: 100 }),
@@ -138,15 +180,15 @@ const bodyFields = {
   operations: T.Array(Operation, { minItems: 1, maxItems: 3, uniqueItems: true, description: '1–3 distinct operations; each needs its price in `pricing`.' }),
   type: PropertyTypeSchema,
   subtype: SubtypeKey,
-  title: T.String({ minLength: 1, maxLength: 300 }),
-  description: T.String({ maxLength: 50000, description: 'HTML; default empty.' }),
+  title: T.String({ minLength: 1, maxLength: LIMITS.title }),
+  description: T.String({ maxLength: LIMITS.description, description: 'HTML; default empty.' }),
   pricing: PropertyPricing,
   location: PropertyLocation,
   area: PropertyArea,
   bedrooms: T.Integer({ minimum: 0, maximum: 1000 }),
   bathrooms: T.Integer({ minimum: 0, maximum: 1000 }),
   characteristics: PropertyCharacteristics,
-  features: T.Array(Feature, { maxItems: 200, description: 'At most 200; keys unique within the property.' }),
+  features: T.Array(Feature, { maxItems: LIMITS.features, description: `At most ${LIMITS.features}; keys unique within the property.` }),
   owner_id: T.Integer({ minimum: 1, maximum: MAX_ID, description: 'A `propietario` contact of the same business.' }),
   is_featured: T.Boolean(),
 }
@@ -182,28 +224,35 @@ export const PropertyMerged = T.Composite([T.Omit(PropertyCreateRequest, ['statu
 /** A property input that passed the schema: a creation body, or the merged record of a PATCH. */
 export type PropertyInput = Static<typeof PropertyMerged>
 
-const clearable = <S extends TSchema>(s: S) => T.Optional(Nullable(s))
-const partialOf = (o: Record<string, TSchema>, required: string[] = []) =>
-  T.Object(Object.fromEntries(Object.entries(o).map(([k, s]) => [k, required.includes(k) ? T.Optional(s) : clearable(s)])), strict)
+/**
+ * The PATCH form of a creation schema (contract §3.2, §15): at every depth of nested objects
+ * every key is optional, and a key that is optional at creation may also be `null` (clears it).
+ * Arrays and scalars are replaced whole, so they keep their schema.
+ */
+type TPatch<S> = S extends TObject<infer P extends TProperties>
+  ? TObject<{ [K in keyof P]: TOptional<P[K] extends { [OptionalKind]: 'Optional' } ? TUnion<[TPatch<P[K]>, TNull]> : TPatch<P[K]>> }>
+  : S
+function patchOf<S extends TSchema>(schema: S): TPatch<S> {
+  if (schema.type !== 'object' || !schema.properties) return schema as never
+  const required = new Set<string>(schema.required ?? [])
+  const properties = Object.fromEntries(
+    Object.entries<TSchema>(schema.properties).map(([key, prop]) => {
+      const inner = patchOf(T.Optional(prop, false))
+      return [key, T.Optional(required.has(key) ? inner : Nullable(inner))]
+    }),
+  )
+  // No title: the patch form of a named schema is not that schema.
+  const { title: _title, examples: _examples, properties: _p, required: _r, type: _t, ...options } = schema
+  return T.Object(properties, options) as never
+}
 
-/** contract §3.2: every creation field optional; nested objects merge; `null` clears an optional field. */
+/** contract §3.2: every creation field optional; nested objects merge at every depth; `null` clears an optional field. */
 export const PropertyUpdateRequest = T.Object(
   {
-    operations: T.Optional(bodyFields.operations),
-    type: T.Optional(bodyFields.type),
-    subtype: clearable(bodyFields.subtype),
-    title: T.Optional(bodyFields.title),
-    description: clearable(bodyFields.description),
-    pricing: T.Optional(partialOf(PropertyPricing.properties)),
-    location: T.Optional(partialOf(PropertyLocation.properties, ['city'])),
-    area: T.Optional(partialOf(PropertyArea.properties, ['total'])),
-    bedrooms: clearable(bodyFields.bedrooms),
-    bathrooms: clearable(bodyFields.bathrooms),
-    characteristics: T.Optional(partialOf(PropertyCharacteristics.properties)),
-    features: clearable(bodyFields.features),
-    owner_id: clearable(bodyFields.owner_id),
-    is_featured: T.Optional(bodyFields.is_featured),
-    status: T.Optional(literalUnion(ALL_STATUSES, { description: '`vendida`, `alquilada`, `traspasada` only by update.' })),
+    ...patchOf(T.Omit(PropertyCreateRequest, ['status'])).properties,
+    status: T.Optional(
+      Nullable(literalUnion(ALL_STATUSES, { description: '`vendida`, `alquilada`, `traspasada` only by update; `null` goes back to the default `disponible`.' })),
+    ),
   },
   { ...strict, title: 'PropertyUpdateRequest', examples: [{ pricing: { rent: 1200 }, operations: ['venta', 'alquiler'] }, { subtype: null, status: 'vendida' }] },
 )
@@ -313,18 +362,31 @@ export const PropertyListResponse = T.Object(
   { title: 'PropertyListResponse' },
 )
 
+/** Enough for MAX_AREAS areas or one polygon of MAX_POLYGON_VERTICES vertices written in full. */
+const LOCATIONS_MAX_LENGTH = 100_000
+
 /** Query of GET /properties (api-spec §4.3). Typed params coerce; invalid values are a 422 (contract §3.4). */
 export const PropertyListQuery = t.Object(
   {
     limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, default: 100 })),
     offset: t.Optional(t.Integer({ minimum: 0, maximum: MAX_ID, default: 0 })),
-    status: t.Optional(t.String({ description: 'Exact commercial status; unknown values match nothing.' })),
-    operation: t.Optional(t.String({ description: 'Case-insensitive partial match; also selects the price of min_price/max_price/sort.' })),
-    rental_type: t.Optional(literalUnion(['temporal', 'anual'] as const)),
+    status: t.Optional(t.String({ maxLength: 50, description: 'Exact commercial status; unknown values match nothing. At most 50 characters.' })),
+    operation: t.Optional(
+      t.String({ maxLength: 50, description: 'Case-insensitive partial match; also selects the price of min_price/max_price/sort. At most 50 characters.' }),
+    ),
+    rental_type: t.Optional(literalUnion(['temporal', 'anual'] as const, { description: '`temporal`: rentals flagged `temporal_renting`; `anual`: rentals neither temporary nor holiday. Listings not offered for `alquiler` never match.' })),
     type: t.Optional(literalUnion(PROPERTY_TYPES)),
-    subtype: t.Optional(t.String({ description: 'Exact subtype key; unknown keys match nothing.' })),
-    city: t.Optional(t.String({ description: 'Case-insensitive exact match.' })),
-    locations: t.Optional(t.String({ description: 'URL-encoded JSON array of map areas (circle, polygon/rectangle, point/marker).' })),
+    subtype: t.Optional(t.String({ maxLength: 100, description: 'Exact subtype key; unknown keys match nothing. At most 100 characters.' })),
+    city: t.Optional(t.String({ maxLength: 100, description: 'Case-insensitive exact match. At most 100 characters.' })),
+    locations: t.Optional(
+      t.String({
+        maxLength: LOCATIONS_MAX_LENGTH,
+        description:
+          `URL-encoded JSON array of map areas (circle, polygon/rectangle, point/marker): at most ${MAX_AREAS} areas, a polygon or rectangle at most ${MAX_POLYGON_VERTICES.toLocaleString('en')} vertices, ` +
+          `at most ${LOCATIONS_MAX_LENGTH.toLocaleString('en')} characters once decoded; past a bound it is a 422. ` +
+          'Polygons and rectangles are the straight latitude/longitude lines a map draws; circle and point radii are metres.',
+      }),
+    ),
     min_price: t.Optional(t.Number({ minimum: 0 })),
     max_price: t.Optional(t.Number({ minimum: 0 })),
     min_bedrooms: t.Optional(t.Integer({ minimum: 0, maximum: MAX_ID })),

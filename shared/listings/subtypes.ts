@@ -1,7 +1,8 @@
 /**
  * Subtype keys per property type with their Spanish display labels (contract §3.1). Filters and
  * input use the key; responses use the label; no subtype → `Sin Especificar`. The table is the
- * OpenAPI enum of `subtype` and is listed in docs/properties.md.
+ * OpenAPI `PropertySubtypeKey` enum with its labels (api/openapi.ts) and is listed in README.md
+ * and docs/properties.md (a test compares both with this one).
  */
 export const PROPERTY_TYPES = ['apartamento', 'casa', 'local', 'nave', 'almacenaje', 'oficina', 'terreno', 'aparcamiento', 'edificio'] as const
 export type PropertyType = (typeof PROPERTY_TYPES)[number]
@@ -65,6 +66,15 @@ export const NO_SUBTYPE_LABEL = 'Sin Especificar'
 
 /** Every subtype key of every type (the OpenAPI enum; a key may be valid for one type only). */
 export const SUBTYPE_KEYS: string[] = [...new Set(Object.values(SUBTYPES).flatMap((t) => Object.keys(t)))].sort()
+
+/** Label of each key. A key belongs to one type only, so one label per key is the whole table. */
+export const SUBTYPE_LABELS: Record<string, string> = Object.fromEntries(Object.values(SUBTYPES).flatMap((t) => Object.entries(t)))
+
+/** The table as markdown, as README.md, docs/properties.md and the OpenAPI description show it. */
+export function subtypeTableMarkdown(): string {
+  const rows = PROPERTY_TYPES.map((type) => `| \`${type}\` | ${Object.entries(SUBTYPES[type]).map(([key, label]) => `\`${key}\` → ${label}`).join(', ')} |`)
+  return ['| type | key → label |', '|---|---|', ...rows].join('\n')
+}
 
 export function isSubtypeOf(type: PropertyType, key: string): boolean {
   return Object.hasOwn(SUBTYPES[type], key)

@@ -4,15 +4,18 @@
  * Routes, processors and the CLI call these with the stores they use (shared/platform/services.ts).
  * No answer names an original's storage key beyond the write-only upload URL itself.
  */
-import type { Db } from '../../db/client'
+import type { Database, Db } from '../../db/client'
 import { findBusiness } from '../../db/queries/businesses'
 import {
-  createImagesForFiles, createUploadSession, deleteOldExpiredSessions, expireSessions, failFile, findUploadSession, loadImageToProcess,
-  loadUploadSession, markImageFailed, markImageReady, markPurged, originalsToPurge, revertProcessing, setWatermarkKey, settleSession,
-  startProcessing, type UploadFileRow, type UploadSessionRow,
+  abandonImage, abandonUploadFiles, createImagesForFiles, createUploadSession, deleteOldExpiredSessions, exhaustUploadFiles, expireSessions, failFile,
+  findUploadSession, loadImageToProcess, loadUploadSession, markImageFailed, markImageReady, markPurged, originalsToPurge, reopenImage,
+  reopenUploadFiles, revertProcessing, setWatermarkKey, settleSession, startProcessing, stuckMediaWork, type ImageToProcess, type UploadFileRow,
+  type UploadSessionRow,
 } from '../../db/queries/images'
 import { findProperty } from '../../db/queries/properties'
+import { rebuildCatalogueEntry } from '../listings/catalogue-rebuild'
 import { notFound } from '../platform/errors'
+import { JOBS, type JobDataHooksTable, type JobKind } from '../platform/jobs'
 import type { Services } from '../platform/services'
 import { watermarkOf } from './business-watermark'
 import { prepareLogo } from './logo'
@@ -76,12 +79,22 @@ export async function completeImageUpload(deps: Pick<Services, 'database' | 'que
   if (state === 'expired') throw UploadNotFound()
   if (state === 'pending' || state === 'processing') {
     await startProcessing(db, session.id)
+    let job
     try {
       // Also on `processing`: a repeated call re-queues a job that might have been lost; the job id makes it one job.
-      await deps.queues.enqueue('upload-complete', { uploadId: session.id })
+      job = await deps.queues.enqueue('upload-complete', { uploadId: session.id })
     } catch (error) {
       if (state === 'pending') await revertProcessing(db, session.id).catch(() => {})
       throw error
+    }
+    // The id is kept by a job that already failed for good (the worker could not record it, e.g.
+    // PostgreSQL was down then): nothing would run, so the upload takes the terminal state now.
+    if (state === 'processing' && (await job.getState().catch(() => 'unknown')) === 'failed') {
+      // `add` answers a duplicate id with the job it would have made: read the stored one.
+      const stored = await deps.queues.get(JOBS['upload-complete'].queue).getJob(job.id!).catch(() => undefined)
+      await exhaustUpload(deps, session.id, stored?.attemptsMade ?? attemptsOf('upload-complete'))
+      const settled = await loadUploadSession(db, session.id)
+      if (settled && settled.state !== 'processing') return { status: 'ok', upload_id: session.id, state: settled.state as 'completed' | 'failed' }
     }
   }
   return { status: 'ok', upload_id: session.id, state: state === 'pending' ? 'processing' : state }
@@ -158,13 +171,14 @@ export type ImageProcessed = { skipped: string } | { failed: true } | { width: n
 /**
  * The image-watermark job: makes the image's public copy in a worker thread (pixel limit from
  * the header first, auto-orient, ≤ 1920 px, metadata stripped, the business's watermark),
- * stores it in public storage, marks the image ready and queues the property's catalogue-reindex.
- * A refused image is `failed` with a reason and its original deleted. Safe to run twice: the
- * public key is derived from the image id, so a retry overwrites the same object, and a ready
- * image is left alone.
+ * stores it in public storage, then marks the image ready and rebuilds the property's catalogue
+ * row in one transaction, so the upload never reads `completed` before `images[]` lists the image
+ * and no crash can leave the catalogue without it. A refused image is `failed` with a reason and
+ * its original deleted. Safe to run twice: the public key is derived from the image id, so a
+ * retry overwrites the same object, and a ready image is left alone.
  */
 export async function makePublicCopy(
-  deps: Pick<Services, 'config' | 'database' | 'queues' | 'storage'> & { imagePool: Pick<ImagePool, 'run'> },
+  deps: Pick<Services, 'config' | 'database' | 'storage'> & { imagePool: Pick<ImagePool, 'run'> },
   imageId: string,
 ): Promise<ImageProcessed> {
   const { db } = deps.database
@@ -173,7 +187,7 @@ export async function makePublicCopy(
 
   const original = await deps.storage.get('private', image.originalKey)
   if (!original) {
-    await markImageFailed(db, image, 'The file was not uploaded')
+    await failImage(deps.database, image, 'The file was not uploaded')
     return { failed: true }
   }
   const watermark = await watermarkOf(deps, image)
@@ -182,17 +196,98 @@ export async function makePublicCopy(
     result = await deps.imagePool.run(original, { maxPixels: deps.config.imageMaxPixels, watermark })
   } catch (error) {
     if (!(error instanceof ImageRejectedError)) throw error // thread crash, out of memory: retried
-    await markImageFailed(db, image, error.message)
+    await failImage(deps.database, image, error.message)
     await deps.storage.delete('private', image.originalKey).catch(() => {})
-    // The primary role may have moved to another, already public image.
-    await deps.queues.enqueue('catalogue-reindex', { propertyId: image.propertyId })
     return { failed: true }
   }
   const publicKey = publicKeyOf(deps.config.appSecret, image.id)
   await deps.storage.put('public', publicKey, result.data, OUTPUT_CONTENT_TYPE)
-  await markImageReady(db, image, { publicKey, publicUrl: deps.storage.publicUrl(publicKey), width: result.width, height: result.height })
-  await deps.queues.enqueue('catalogue-reindex', { propertyId: image.propertyId })
+  const ready = { publicKey, publicUrl: deps.storage.publicUrl(publicKey), width: result.width, height: result.height }
+  await db.transaction(async (tx) => {
+    if (await markImageReady(tx, image, ready)) await rebuildCatalogueEntry(tx, image.propertyId)
+  })
   return { width: result.width, height: result.height }
+}
+
+/** The image fails, and the catalogue row loses it (the primary role may move) in the same transaction. */
+async function failImage(database: Database, image: Pick<ImageToProcess, 'id' | 'uploadFileId' | 'propertyId'>, reason: string, options: { exhausted?: boolean } = {}): Promise<void> {
+  await database.db.transaction(async (tx) => {
+    if (await markImageFailed(tx, image, reason, options)) await rebuildCatalogueEntry(tx, image.propertyId)
+  })
+}
+
+/** What a client reads on a file whose job gave up: no internal detail (storage messages may name keys), and what happens next. */
+const attemptsText = (n: number) => `${n} attempt${n === 1 ? '' : 's'}`
+const EXHAUSTED_CHECK = (attempts: number) => `The file could not be checked (${attemptsText(attempts)} failed); it is kept for an operator to retry`
+const EXHAUSTED_IMAGE = (attempts: number) => `The image could not be processed (${attemptsText(attempts)} failed); it is kept for an operator to retry`
+
+/** The upload-complete job of the session failed for good: its unchecked files fail, kept for a retry. */
+export async function exhaustUpload(deps: { database: Database }, uploadId: string, attempts: number): Promise<void> {
+  await deps.database.db.transaction((tx) => exhaustUploadFiles(tx, uploadId, EXHAUSTED_CHECK(attempts)))
+}
+
+/** The image-watermark job of the image failed for good: the image fails, kept for a retry. */
+export async function exhaustImage(deps: { database: Database }, imageId: string, attempts: number): Promise<void> {
+  const image = await loadImageToProcess(deps.database.db, imageId)
+  if (!image || image.state !== 'processing') return
+  await failImage(deps.database, image, EXHAUSTED_IMAGE(attempts), { exhausted: true })
+}
+
+/** The catalog's attempts of a kind: what a failed job made when it can no longer be read. */
+const attemptsOf = (kind: JobKind) => JOBS[kind].options.attempts ?? 1
+
+/**
+ * What exhaustion means for the media queues (README "Exhausted jobs"): the upload's unchecked
+ * files or the image become `failed` with a reason and keep their original; a retry puts them
+ * back to processing; a drop lets the sweep delete the originals.
+ */
+export const MEDIA_JOB_HOOKS: JobDataHooksTable = {
+  'upload-complete': {
+    exhausted: (deps, { uploadId }, failure) => exhaustUpload(deps, uploadId, failure.attemptsMade),
+    reopen: async (deps, { uploadId }) => void (await deps.database.db.transaction((tx) => reopenUploadFiles(tx, uploadId))),
+    abandon: (deps, { uploadId }) => abandonUploadFiles(deps.database.db, uploadId),
+  },
+  'image-watermark': {
+    exhausted: (deps, { imageId }, failure) => exhaustImage(deps, imageId, failure.attemptsMade),
+    reopen: async (deps, { imageId }) => void (await deps.database.db.transaction((tx) => reopenImage(tx, imageId))),
+    abandon: (deps, { imageId }) => abandonImage(deps.database.db, imageId),
+  },
+}
+
+/** Work left processing this long without a job, or with a job that failed for good, is looked at by the sweep. */
+const STUCK_AFTER_MS = 10 * 60 * 1000
+const STUCK_BATCH = 500
+
+/**
+ * Maintenance task: nothing of an upload stays `processing` for ever. A session with unchecked
+ * files or a processing image whose job is missing (the enqueue failed, Redis lost it) is queued
+ * again; one whose job failed for good while its data stayed processing (the worker could not
+ * record the exhaustion) is failed now, kept for a retry.
+ */
+export async function recoverMediaJobs(deps: Pick<Services, 'database' | 'queues' | 'logger'>, options: { olderThanMs?: number } = {}): Promise<{ requeued: number; failed: number }> {
+  const stuck = await stuckMediaWork(deps.database.db, options.olderThanMs ?? STUCK_AFTER_MS, STUCK_BATCH)
+  let requeued = 0
+  let failed = 0
+  const check = async (kind: 'upload-complete' | 'image-watermark', ids: string[], exhaust: (id: string, attempts: number) => Promise<void>) => {
+    const payloadOf = (id: string) => (kind === 'upload-complete' ? { uploadId: id } : { imageId: id })
+    const jobIds = ids.map((id) => JOBS[kind].jobId(payloadOf(id) as never)!)
+    const presence = await deps.queues.presenceOf(JOBS[kind].queue, jobIds)
+    for (let i = 0; i < ids.length; i++) {
+      const state = presence.get(jobIds[i])
+      if (state === 'missing') {
+        await deps.queues.enqueue(kind, payloadOf(ids[i]) as never)
+        requeued++
+      } else if (state === 'failed') {
+        const job = await deps.queues.get(JOBS[kind].queue).getJob(jobIds[i])
+        await exhaust(ids[i], job?.attemptsMade ?? attemptsOf(kind))
+        failed++
+      }
+    }
+  }
+  await check('upload-complete', stuck.sessions, (id, n) => exhaustUpload(deps, id, n))
+  await check('image-watermark', stuck.images, (id, n) => exhaustImage(deps, id, n))
+  if (requeued || failed) deps.logger.warn('media jobs recovered', { requeued, failed })
+  return { requeued, failed }
 }
 
 /**

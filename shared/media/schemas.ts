@@ -79,7 +79,7 @@ export const UploadFileStatus = T.Object(
     file_id: Uuid('Id of the file within the upload.'),
     state: literalUnion(FILE_STATES, { description: '`ready`: the public copy is in the property’s `images[]`; `failed`: see `error`.' }),
     image_id: T.Optional(Uuid('When ready: the `id` of the image in the property’s `images[]`.')),
-    error: T.Optional(T.String({ description: 'When failed: why (not uploaded, larger than declared, not a JPEG/PNG/WebP image, too many pixels, undecodable).' })),
+    error: T.Optional(T.String({ description: 'When failed: why (not uploaded, larger than declared, not a JPEG/PNG/WebP image, too many pixels, undecodable; or processing kept failing, kept for an operator to retry).' })),
   },
   { title: 'UploadFileStatus' },
 )

@@ -5,7 +5,7 @@
  */
 import * as queries from '../../db/queries/outreach'
 import { requireBusiness } from '../access/accounts'
-import { JOBS } from '../platform/jobs'
+import { JOBS, type JobDataHooksTable } from '../platform/jobs'
 import { openSecret, sealSecret } from '../platform/secret-box'
 import type { Services } from '../platform/services'
 import { deliveryBodyText, endpointSecretContext, outreachBackoffMs, type DeliveryBody } from './delivery'
@@ -81,37 +81,75 @@ export async function deliverOutreach(deps: Pick<Services, 'config' | 'database'
   return { outcome: 'attempt-failed', deliveryId, reason, lastAttempt }
 }
 
-/** A pending delivery younger than this may still be being enqueued by the API: leave it. */
+/** A due delivery younger than this may still be being enqueued (or promoted) normally: leave it. */
 const SWEEP_MIN_AGE_MS = 60_000
-const SWEEP_BATCH = 500
+const SWEEP_PAGE = 500
+/** Bounds one run (one Redis round trip and a few hundred enqueues per page); the next run goes on. */
+const SWEEP_MAX_PER_RUN = 20_000
 
 /**
  * Maintenance task: a delivery committed by the API whose enqueue failed (Redis down at that
- * moment) is `pending` without a job. Queue it again; the job id is the delivery id, so a
- * delivery that does have its job is never doubled. A job that failed for good while its
- * delivery stayed pending (a crash between the two) marks the delivery failed.
+ * moment), or whose job Redis lost, is `pending` and due without a job. Queue it again; the job id
+ * is the delivery id, so a delivery that does have its job is never doubled. A job that failed for
+ * good while its delivery stayed pending (a crash between the two) marks the delivery failed.
+ *
+ * Fair across businesses: due deliveries are read in turns (each business's oldest first, then
+ * every business's second, …) and queued with that turn as their BullMQ priority, so one
+ * business's thousands of due deliveries neither keep another's out of a run nor sit ahead of it
+ * in the queue; and a priority puts them behind the deliveries the API queues meanwhile.
  */
 export async function sweepOutreachDeliveries(
   deps: Pick<Services, 'database' | 'queues' | 'logger'>,
-  options: { minAgeMs?: number; limit?: number } = {},
+  options: { minAgeMs?: number; pageSize?: number; maxPerRun?: number } = {},
 ): Promise<{ checked: number; requeued: number; failed: number }> {
   const { db } = deps.database
-  const rows = await queries.listStalePendingDeliveries(db, options.minAgeMs ?? SWEEP_MIN_AGE_MS, options.limit ?? SWEEP_BATCH)
+  const pageSize = options.pageSize ?? SWEEP_PAGE
+  const maxPerRun = options.maxPerRun ?? SWEEP_MAX_PER_RUN
   const queue = deps.queues.get(JOBS.outreach.queue)
+  let checked = 0
   let requeued = 0
   let failed = 0
-  for (const { id } of rows) {
-    const job = await queue.getJob(JOBS.outreach.jobId({ deliveryId: id })!)
-    if (!job) {
-      await deps.queues.enqueue('outreach', { deliveryId: id })
-      requeued++
-    } else if ((await job.getState()) === 'failed') {
-      await queries.finishOutreachDelivery(db, id, 'failed', job.failedReason || 'job failed')
-      failed++
+  // Offsets over a ranking that requeued rows keep (they stay pending): a row that moves between
+  // pages is at worst seen twice (harmless) or left to the next run.
+  while (checked < maxPerRun) {
+    const rows = await queries.listDuePendingDeliveries(db, options.minAgeMs ?? SWEEP_MIN_AGE_MS, { limit: Math.min(pageSize, maxPerRun - checked), offset: checked })
+    if (rows.length === 0) break
+    const jobIds = rows.map(({ id }) => JOBS.outreach.jobId({ deliveryId: id })!)
+    const presence = await deps.queues.presenceOf(JOBS.outreach.queue, jobIds)
+    for (let i = 0; i < rows.length; i++) {
+      const { id, rank } = rows[i]
+      const state = presence.get(jobIds[i])
+      if (state === 'missing') {
+        await deps.queues.enqueue('outreach', { deliveryId: id }, { priority: Math.min(rank, MAX_PRIORITY) })
+        requeued++
+      } else if (state === 'failed') {
+        const job = await queue.getJob(jobIds[i])
+        await queries.finishOutreachDelivery(db, id, 'failed', job?.failedReason || 'job failed')
+        failed++
+      }
     }
+    checked += rows.length
+    if (rows.length < pageSize) break
   }
-  if (requeued || failed) deps.logger.info('outreach sweep', { checked: rows.length, requeued, failed })
-  return { checked: rows.length, requeued, failed }
+  if (requeued || failed) deps.logger.info('outreach sweep', { checked, requeued, failed })
+  return { checked, requeued, failed }
+}
+
+/** BullMQ's largest priority. */
+const MAX_PRIORITY = 2 ** 21
+
+/**
+ * What exhaustion means for the outreach queue (README "Exhausted jobs"): a delivery still
+ * pending when its job fails for good (the failure came before the attempt was recorded) is
+ * failed with the job's reason; a retry makes a failed or skipped delivery pending again, so the
+ * job really sends it; a drop leaves it as it is.
+ */
+export const OUTREACH_JOB_HOOKS: JobDataHooksTable = {
+  outreach: {
+    exhausted: (deps, { deliveryId }, failure) => queries.finishOutreachDelivery(deps.database.db, deliveryId, 'failed', failure.reason),
+    reopen: async (deps, { deliveryId }) => void (await queries.reopenOutreachDelivery(deps.database.db, deliveryId)),
+    abandon: async () => {},
+  },
 }
 
 /**

@@ -30,6 +30,7 @@ export interface Config {
   }
   /** Signs local upload URLs and encrypts outreach secrets at rest. */
   appSecret: string
+  /** A published value, possible only with NODE_ENV development or test (start-up warns). */
   appSecretIsDefault: boolean
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent'
   shutdownTimeoutMs: number
@@ -54,6 +55,27 @@ export class ConfigError extends Error {
 }
 
 const DEV_SECRET = 'dev-only-secret-change-me-in-production-0000000000'
+/** Secrets that were ever published (the development value, compose's former default): never usable outside development and test. */
+const PUBLISHED_SECRETS = new Set([DEV_SECRET, 'change-me-to-a-long-random-secret-of-32-chars-or-more'])
+
+/**
+ * Contract §15 (§7): APP_SECRET signs upload URLs and encrypts outreach secrets at rest, so outside
+ * development and test a missing, short or published value stops start-up; a fallback there would
+ * encrypt real webhook secrets under a key anyone can read. `bun test` sets NODE_ENV=test; the
+ * developer scripts in package.json default it to development.
+ */
+function appSecretOf(env: Record<string, string | undefined>): string {
+  const relaxed = env.NODE_ENV === 'development' || env.NODE_ENV === 'test'
+  const raw = env.APP_SECRET
+  if (raw === undefined || raw === '') {
+    if (relaxed) return DEV_SECRET
+    const nodeEnv = env.NODE_ENV ? `NODE_ENV is "${env.NODE_ENV}"` : 'NODE_ENV is not set'
+    throw new ConfigError(`APP_SECRET is required unless NODE_ENV is development or test (${nodeEnv}): set it to a random string of at least 32 characters, e.g. \`openssl rand -base64 48\``)
+  }
+  if (raw.length < 32) throw new ConfigError(`APP_SECRET must be at least 32 characters, got ${raw.length}`)
+  if (!relaxed && PUBLISHED_SECRETS.has(raw)) throw new ConfigError('APP_SECRET is a published example value: set it to your own random string of at least 32 characters')
+  return raw
+}
 
 function int(env: Record<string, string | undefined>, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name]
@@ -100,8 +122,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const logLevel = (env.LOG_LEVEL || 'info') as Config['logLevel']
   if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be debug, info, warn, error or silent, got "${logLevel}"`)
 
-  const appSecret = env.APP_SECRET || DEV_SECRET
-  if (appSecret.length < 32) throw new ConfigError('APP_SECRET must be at least 32 characters')
+  const appSecret = appSecretOf(env)
 
   const s3Enabled = storageDriver === 's3'
   const s3 = {
@@ -127,7 +148,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: env.DATA_DIR || './data',
     s3,
     appSecret,
-    appSecretIsDefault: appSecret === DEV_SECRET,
+    appSecretIsDefault: PUBLISHED_SECRETS.has(appSecret),
     logLevel,
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 1000, 600_000),
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1, 500),

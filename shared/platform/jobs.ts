@@ -4,7 +4,9 @@
  * every processor validates its payload against the schema here.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
 import type { JobsOptions } from 'bullmq'
+import type { Database } from '../../db/client'
 import type { QueueName } from './queue-names'
 
 /** One accepted rental lead, ready to insert (shared/ingest.ts builds it; every column is explicit). */
@@ -51,10 +53,12 @@ interface JobDefinition<S extends TSchema> {
 
 const define = <S extends TSchema>(d: JobDefinition<S>) => d
 
-// Retention: completed jobs are kept briefly for `cli queues` and debugging; failed ones
-// longer so an operator can inspect and retry them (they are never the only copy of data).
+// Retention: completed jobs are kept briefly for `cli queues` and debugging. A failed job is a
+// job that exhausted its retries (or failed permanently): it is kept until an operator retries or
+// drops it (`cli queues`), never purged by age, because an ingest job is the only copy of its
+// leads and the other jobs' data waits, `failed`, for that decision (README "Exhausted jobs").
 const keepCompleted = { age: 3600, count: 1000 }
-const keepFailed = { age: 7 * 24 * 3600 }
+const keepFailed = false
 
 export const JOBS = {
   'lead-ingest': define({
@@ -63,6 +67,8 @@ export const JOBS = {
     payload: LeadIngestPayload,
     // De-duplication is the database's unique constraint (architecture.md), not the job id.
     jobId: () => undefined,
+    // The attempts count failures other than an unreachable database: while PostgreSQL is down
+    // the worker waits without using them up (worker/queue-config.ts, QUEUE_RETRY_POLICY).
     options: { attempts: 10, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true, removeOnFail: keepFailed },
   }),
   'upload-complete': define({
@@ -101,3 +107,52 @@ export const JOBS = {
 
 export type JobKind = keyof typeof JOBS
 export type JobPayload<K extends JobKind> = Static<(typeof JOBS)[K]['payload']>
+
+/**
+ * What the exhaustion of a job means for the data it works on, for the queues whose data lives
+ * in PostgreSQL (README "Exhausted jobs"). Each capability that owns such a queue provides these;
+ * the worker calls `exhausted` when a job fails for good, `cli queues retry` calls `reopen` before
+ * running the job again and `cli queues drop` calls `abandon`. Each is safe to repeat.
+ */
+export interface JobDataHooks<K extends JobKind> {
+  /**
+   * The job failed for good: its data becomes `failed` with a reason (a row already final is left
+   * alone). `reason` is the job's last error, for operators; clients may need a plainer one.
+   */
+  exhausted(deps: { database: Database }, payload: JobPayload<K>, failure: JobFailure): Promise<void>
+  /** An operator retries the job: its data goes back to where the job starts from. */
+  reopen(deps: { database: Database }, payload: JobPayload<K>): Promise<void>
+  /** An operator drops the job: its data stays failed for good (what it kept for a retry may be freed). */
+  abandon(deps: { database: Database }, payload: JobPayload<K>): Promise<void>
+}
+
+/** How a job failed for good: its last error and how many attempts it made. */
+export interface JobFailure {
+  reason: string
+  attemptsMade: number
+}
+
+export type JobDataHooksTable = { [K in JobKind]?: JobDataHooks<K> }
+
+/** A queue's hooks bound to one job's payload. */
+export interface BoundJobDataHooks {
+  exhausted(deps: { database: Database }, failure: JobFailure): Promise<void>
+  reopen(deps: { database: Database }): Promise<void>
+  abandon(deps: { database: Database }): Promise<void>
+}
+
+/**
+ * The hooks of the job's queue bound to its data; undefined when the queue keeps no data in
+ * PostgreSQL (lead-ingest, catalogue-reindex) or the data is not the queue's payload (a job added
+ * by hand), so there is nothing to mark.
+ */
+export function dataHooksOf(table: JobDataHooksTable, kind: JobKind, data: unknown): BoundJobDataHooks | undefined {
+  const hooks = table[kind] as JobDataHooks<JobKind> | undefined
+  if (!hooks || !Value.Check(JOBS[kind].payload, data)) return undefined
+  const payload = data as JobPayload<JobKind>
+  return {
+    exhausted: (deps, failure) => hooks.exhausted(deps, payload as never, failure),
+    reopen: (deps) => hooks.reopen(deps, payload as never),
+    abandon: (deps) => hooks.abandon(deps, payload as never),
+  }
+}

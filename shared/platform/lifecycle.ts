@@ -1,6 +1,7 @@
 /**
  * Process entry helpers: one clear line on a start-up failure, and an ordered, bounded
- * shutdown on SIGTERM/SIGINT (contract §7).
+ * shutdown on SIGTERM/SIGINT (contract §7) or on a crash (an unhandled rejection or uncaught
+ * exception), after which the supervisor restarts the process.
  */
 import type { Logger } from './logger'
 
@@ -11,20 +12,20 @@ export function exitWithStartupError(error: unknown): never {
   process.exit(1)
 }
 
-function installCrashHandlers(logger: Logger): void {
-  process.on('uncaughtException', (error) => {
-    logger.error('uncaught exception; exiting', { error })
-    process.exit(1)
-  })
-}
+let crashed: string | undefined
+/**
+ * Why this process is going down after a crash (undefined while healthy): `/readyz` answers 503
+ * from then on, so nothing routes new work to a process whose state can no longer be trusted.
+ */
+export const processCrash = (): string | undefined => crashed
 
 export function onShutdown(logger: Logger, steps: { name: string; run: () => Promise<void> }[], hardLimitMs: number): void {
-  installCrashHandlers(logger)
   let stopping = false
-  const stop = async (signal: string) => {
+  let exitCode = 0
+  const stop = async (reason: string) => {
     if (stopping) return
     stopping = true
-    logger.info('shutting down', { signal })
+    logger.info('shutting down', { signal: reason })
     // The last line of defence: a step that hangs past every bound still lets the process exit.
     setTimeout(() => {
       logger.error('shutdown exceeded its bound; exiting', { limit_ms: hardLimitMs })
@@ -38,8 +39,26 @@ export function onShutdown(logger: Logger, steps: { name: string; run: () => Pro
         logger.error('stop failed', { component: step.name, error: (error as Error).message })
       }
     }
-    process.exit(0)
+    process.exit(exitCode)
   }
+  // A crash leaves state that can no longer be trusted, but in-flight requests and jobs were
+  // accepted: drain them within the same bound as SIGTERM, then exit non-zero so the supervisor
+  // restarts the process. Bun's default (exit at once) cut them off; a handler that only logged
+  // would leave a process that looks alive and serves nothing.
+  const crash = (kind: 'unhandled rejection' | 'uncaught exception', error: unknown) => {
+    exitCode = 1
+    crashed ??= kind
+    logger.error(`${kind}; draining and exiting`, {
+      kind,
+      error: error instanceof Error ? error : { value: String(error) },
+      already_stopping: stopping,
+      uptime_s: Math.round(process.uptime()),
+      pid: process.pid,
+    })
+    void stop(kind)
+  }
+  process.on('unhandledRejection', (reason) => crash('unhandled rejection', reason))
+  process.on('uncaughtException', (error) => crash('uncaught exception', error))
   process.on('SIGTERM', () => void stop('SIGTERM'))
   process.on('SIGINT', () => void stop('SIGINT'))
 }

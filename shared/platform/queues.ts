@@ -2,7 +2,7 @@
  * BullMQ producers. The API's connection fails fast when Redis is down (no offline queue), so
  * callers can fall back (the ingest path writes to PostgreSQL instead) rather than hang.
  */
-import { Queue } from 'bullmq'
+import { Queue, type JobsOptions } from 'bullmq'
 import IORedis, { type RedisOptions } from 'ioredis'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import type { TSchema } from '@sinclair/typebox'
@@ -26,9 +26,22 @@ export function redisConnection(url: string, role: 'producer' | 'worker', extra:
 const checkers = new Map<JobKind, TypeCheck<TSchema>>()
 const checkerOf = (kind: JobKind) => checkers.get(kind) ?? checkers.set(kind, TypeCompiler.Compile(JOBS[kind].payload as TSchema)).get(kind)!
 
+export interface QueuesOptions {
+  /**
+   * Options laid over the catalog's per job kind (attempts, backoff). Tests use it for backoffs
+   * of milliseconds; production uses the catalog as it is.
+   */
+  jobOptions?: Partial<Record<JobKind, JobsOptions>>
+}
+
+/** Where a job of a queue is, as far as its data's owner needs to know (the sweeps). */
+export type JobPresence = 'missing' | 'failed' | 'live'
+
 export class Queues {
   readonly byName: Map<QueueName, Queue>
-  constructor(readonly connection: IORedis, readonly prefix: string) {
+  private readonly jobOptions: Partial<Record<JobKind, JobsOptions>>
+  constructor(readonly connection: IORedis, readonly prefix: string, options: QueuesOptions = {}) {
+    this.jobOptions = options.jobOptions ?? {}
     this.byName = new Map(QUEUE_NAMES.map((name) => [name, new Queue(name, { connection, prefix })]))
     // Connection errors reach callers as rejected calls (and /readyz); without a listener BullMQ
     // prints each one as a stack trace on stderr, once per queue, for as long as Redis is down.
@@ -39,11 +52,20 @@ export class Queues {
     return this.byName.get(name)!
   }
 
-  async enqueue<K extends JobKind>(kind: K, payload: JobPayload<K>, options: { delay?: number } = {}) {
+  /** The options a new job of this kind gets: the catalog's, with this instance's overrides. */
+  optionsOf(kind: JobKind): JobsOptions {
+    return { ...JOBS[kind].options, ...this.jobOptions[kind] }
+  }
+
+  /**
+   * `priority` (1 = first) puts the job behind every job queued without one, and in that order
+   * among prioritised jobs (BullMQ takes its wait list first, then the prioritised set).
+   */
+  async enqueue<K extends JobKind>(kind: K, payload: JobPayload<K>, options: { delay?: number; priority?: number } = {}) {
     const def = JOBS[kind]
     if (!checkerOf(kind).Check(payload)) throw new Error(`invalid ${kind} payload`)
     try {
-      return await this.get(def.queue).add(def.name, payload, { ...def.options, jobId: def.jobId(payload as never), ...options })
+      return await this.get(def.queue).add(def.name, payload, { ...this.optionsOf(kind), jobId: def.jobId(payload as never), ...options })
     } catch (error) {
       throw asRedisFailure(error)
     }
@@ -52,10 +74,38 @@ export class Queues {
   async enqueueBulk<K extends JobKind>(kind: K, payloads: JobPayload<K>[]) {
     const def = JOBS[kind]
     try {
-      return await this.get(def.queue).addBulk(payloads.map((data) => ({ name: def.name, data, opts: { ...def.options, jobId: def.jobId(data as never) } })))
+      return await this.get(def.queue).addBulk(payloads.map((data) => ({ name: def.name, data, opts: { ...this.optionsOf(kind), jobId: def.jobId(data as never) } })))
     } catch (error) {
       throw asRedisFailure(error)
     }
+  }
+
+  /**
+   * Whether each job id of the queue exists and whether it failed for good, in one round trip
+   * (the sweeps check thousands of rows against their jobs). A completed job counts as live: its
+   * id still blocks a new job, and its data's owner has already recorded the outcome.
+   */
+  async presenceOf(name: QueueName, jobIds: string[]): Promise<Map<string, JobPresence>> {
+    const out = new Map<string, JobPresence>()
+    if (jobIds.length === 0) return out
+    const q = this.get(name)
+    const failedKey = q.toKey('failed')
+    const pipeline = this.connection.pipeline()
+    for (const id of jobIds) pipeline.exists(q.toKey(id)).zscore(failedKey, id)
+    let replies: [Error | null, unknown][] | null
+    try {
+      replies = await pipeline.exec()
+    } catch (error) {
+      throw asRedisFailure(error)
+    }
+    if (!replies) throw asRedisFailure(new Error('pipeline aborted'))
+    jobIds.forEach((id, i) => {
+      const [existsErr, exists] = replies![2 * i]
+      const [scoreErr, score] = replies![2 * i + 1]
+      if (existsErr || scoreErr) throw asRedisFailure(existsErr ?? scoreErr)
+      out.set(id, exists === 0 ? 'missing' : score !== null ? 'failed' : 'live')
+    })
+    return out
   }
 
   async close(): Promise<void> {

@@ -55,20 +55,25 @@ export const errorResponses = {
 /** Ids are PostgreSQL `integer`s: larger numbers can name no row and would fail in SQL. */
 export const MAX_ID = 2_147_483_647
 
+/** A path id as written: decimal digits without sign, leading zero, spaces or exponent (contract §6). */
+const PATH_ID_RE = /^[1-9][0-9]{0,9}$/
+
 /**
- * Path ids as numbers before validation: Elysia's own string→number step reports a bound
- * violation (`0`) without the parameter's name, and contract §6 wants `loc: ["path","<name>_id"]`.
- * Use as the route's `transform`.
+ * Path ids as numbers before validation. Elysia's own string→number step takes anything
+ * `Number()` takes (`0x1`, `1e0`, `+1`, ` 1` were all id 1) and reports a violation without the
+ * parameter's name, while contract §6 wants `loc: ["path","<name>"]`. Any other spelling becomes
+ * NaN, which the id schema refuses at validation: a 422 on the path, after the scope check (a
+ * transform that threw here would run before it and beat the 403). Use as the route's `transform`.
  */
 const NUMERIC_PATH_IDS = new Set(['property_id', 'lead_id'])
 export function pathIdsToNumbers({ params }: { params: Record<string, unknown> }) {
   for (const [name, v] of Object.entries(params)) {
-    if (NUMERIC_PATH_IDS.has(name) && typeof v === 'string' && /^-?\d{1,15}$/.test(v)) params[name] = Number(v)
+    if (NUMERIC_PATH_IDS.has(name) && typeof v === 'string') params[name] = PATH_ID_RE.test(v) ? Number(v) : NaN
   }
 }
 
 /** A path id: an integer from 1 to MAX_ID (contract §6: anything else is a 422). */
-export const idParam = (name: string) => t.Object({ [name]: t.Integer({ minimum: 1, maximum: MAX_ID, description: 'Numeric id, 1–2147483647.' }) })
+export const idParam = (name: string) => t.Object({ [name]: t.Integer({ minimum: 1, maximum: MAX_ID, description: 'Numeric id, 1–2147483647, in plain decimal digits (no sign, leading zero, spaces or exponent).' }) })
 
 export const CreatedResponse = T.Object(
   { status: T.Literal('ok'), id: T.Integer({ minimum: 1 }) },

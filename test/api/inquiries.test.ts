@@ -6,6 +6,7 @@ import { disableOutreachEndpoint } from '../../db/queries/outreach'
 import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { configureEndpoint, deliveriesOf, inquiryBody } from '../helpers/outreach'
 import { createProperty } from '../helpers/properties'
+import { resolve } from '../fuzz/openapi-schema'
 
 let ctx: TestContext
 beforeAll(async () => {
@@ -248,11 +249,12 @@ describe('POST /v1/leads/inquiries: OpenAPI', () => {
     const op = doc.paths['/v1/leads/inquiries'].post
     expect(op.operationId).toBe('createLeadInquiry')
     expect(op['x-required-scope']).toBe('leads:ingest')
-    expect(op.parameters).toContainEqual(expect.objectContaining({ in: 'header', name: 'idempotency-key' }))
-    const req = op.requestBody.content['application/json'].schema
+    expect(op.parameters).toContainEqual(expect.objectContaining({ in: 'header', name: 'Idempotency-Key' }))
+    // Bodies are `$ref`s to named components (hardening 16).
+    const req: any = resolve(doc, op.requestBody.content['application/json'].schema)
     expect(req.required).toEqual(['contact', 'message'])
     expect(req.additionalProperties).toBe(false)
-    expect(op.responses['200'].content['application/json'].schema.properties.outreach.enum).toEqual(['queued', 'skipped', 'not_configured'])
+    expect((resolve(doc, op.responses['200'].content['application/json'].schema) as any).properties.outreach.enum).toEqual(['queued', 'skipped', 'not_configured'])
     expect(Object.keys(op.responses['422'].content)).toEqual(['application/problem+json'])
   })
 

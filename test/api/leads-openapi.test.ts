@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { call, createTestContext, type TestContext } from '../helpers/context'
+import { resolve } from '../fuzz/openapi-schema'
 
 let ctx: TestContext
 let doc: any
@@ -8,6 +9,9 @@ beforeAll(async () => {
   doc = (await call(ctx.app, 'GET', '/openapi.json')).body
 })
 afterAll(() => ctx.close())
+
+/** Schemas are `$ref`s to named components (hardening 16). */
+const deref = (schema: any): any => resolve(doc, schema)
 
 describe('lead operations in /openapi.json', () => {
   test('operationIds and scopes of api-spec §4', () => {
@@ -29,8 +33,8 @@ describe('lead operations in /openapi.json', () => {
 
   test('createLead declares Idempotency-Key, 201 created-resource and the 409 problem', () => {
     const op = doc.paths['/v1/leads'].post
-    expect(op.parameters.some((p: any) => p.in === 'header' && p.name === 'idempotency-key')).toBe(true)
-    expect(op.responses['201'].content['application/json'].schema).toMatchObject({ properties: { status: { const: 'ok' }, id: { type: 'integer' } } })
+    expect(op.parameters.some((p: any) => p.in === 'header' && p.name === 'Idempotency-Key')).toBe(true)
+    expect(deref(op.responses['201'].content['application/json'].schema)).toMatchObject({ properties: { status: { const: 'ok' }, id: { type: 'integer' } } })
     expect(Object.keys(op.responses['409'].content)).toEqual(['application/problem+json'])
   })
 
@@ -41,14 +45,14 @@ describe('lead operations in /openapi.json', () => {
     expect(r500.example.detail).toStartWith('Invalid budget')
     expect(op.responses['422'].content['application/problem+json'].example.detail).toBe('Invalid phone number. Use international format, e.g. +34600111222')
     expect(op['x-problem-responses']).toBeUndefined()
-    const body = op.requestBody.content['application/json'].schema
+    const body = deref(op.requestBody.content['application/json'].schema)
     expect(body.required.sort()).toEqual(['contact', 'createdAt', 'id', 'search', 'source', 'sourcePage'])
-    expect(body.properties.contact.required.sort()).toEqual(['name', 'phone'])
-    expect(op.responses['200'].content['application/json'].schema.properties).toHaveProperty('authenticated_as')
+    expect(deref(body.properties.contact).required.sort()).toEqual(['name', 'phone'])
+    expect(deref(op.responses['200'].content['application/json'].schema).properties).toHaveProperty('authenticated_as')
   })
 
   test('the lead object marks nullable fields and lists every field of contract §4', () => {
-    const schema = doc.paths['/v1/leads/{lead_id}'].get.responses['200'].content['application/json'].schema.properties.data
+    const schema = deref(deref(doc.paths['/v1/leads/{lead_id}'].get.responses['200'].content['application/json'].schema).properties.data)
     expect(Object.keys(schema.properties)).toEqual([
       'id', 'type', 'name', 'email', 'phone', 'source', 'operation', 'property_types', 'rating', 'urgency', 'budget_max', 'min_bedrooms', 'search_location', 'notes', 'created_at', 'updated_at',
     ])

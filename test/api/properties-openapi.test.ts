@@ -4,6 +4,7 @@ import { PropertyListResponse, PropertyResponse } from '../../shared/listings/sc
 import { SUBTYPE_KEYS } from '../../shared/listings/subtypes'
 import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { createPublished } from '../helpers/properties'
+import { resolve } from '../fuzz/openapi-schema'
 
 let ctx: TestContext
 let biz: SeededBusiness
@@ -29,8 +30,9 @@ describe('OpenAPI document and response schemas', () => {
       expect(doc.paths[path]?.[method]?.operationId, key).toBe(operationId)
     }
     const create = doc.paths['/v1/properties'].post
-    expect(create.parameters).toContainEqual(expect.objectContaining({ in: 'header', name: 'idempotency-key' }))
-    const subtype = create.requestBody.content["application/json"].schema.properties.subtype
+    expect(create.parameters).toContainEqual(expect.objectContaining({ in: 'header', name: 'Idempotency-Key' }))
+    // Bodies and enums are `$ref`s to named components (hardening 16).
+    const subtype: any = resolve(doc, (resolve(doc, create.requestBody.content['application/json'].schema) as any).properties.subtype)
     expect([...subtype.enum].sort()).toEqual([...SUBTYPE_KEYS].sort())
   })
 

@@ -18,7 +18,9 @@ export interface Operation {
   /** `x-required-scope`: null for operations any active key may call. */
   scope: string | null
   params: { name: string; in: 'path' | 'query' | 'header' | 'cookie'; required: boolean; schema: Schema }[]
+  /** The body's schema with its `$ref` to the named component followed, as for `responses`. */
   body: { schema: Schema; required: boolean; examples: Json[] } | undefined
+  /** Each media type's schema with its top `$ref` followed (nested ones are kept). */
   responses: Record<string, { content?: Record<string, { schema: Schema }> }>
 }
 
@@ -36,14 +38,22 @@ export function operationsOf(doc: Json): Operation[] {
     if (!path.startsWith('/v1/')) continue
     for (const [method, op] of Object.entries<Json>(item)) {
       const json = op.requestBody?.content?.['application/json']
+      // Bodies and answers are `$ref`s to named components (whose examples live there).
+      const bodySchema = json?.schema ? (resolve(doc, json.schema) as Json) : undefined
+      const responses = Object.fromEntries(Object.entries<Json>(op.responses ?? {}).map(([status, r]) => [status, {
+        ...r,
+        ...(r.content ? { content: Object.fromEntries(Object.entries<Json>(r.content).map(([type, media]) => [type, media.schema ? { ...media, schema: resolve(doc, media.schema) } : media])) } : {}),
+      }]))
       out.push({
         method: method.toUpperCase(),
         path,
         operationId: op.operationId,
         scope: op['x-required-scope'] ?? null,
-        params: (op.parameters ?? []).map((p: Json) => ({ name: p.name, in: p.in, required: !!p.required, schema: p.schema ?? {} })),
-        body: json ? { schema: json.schema ?? {}, required: !!op.requestBody.required, examples: json.schema?.examples ?? (json.example !== undefined ? [json.example] : []) } : undefined,
-        responses: op.responses ?? {},
+        // Header names are case-insensitive (RFC 9110): the document spells them `Idempotency-Key`,
+        // the harness keys them in lower case as fetch's Headers does.
+        params: (op.parameters ?? []).map((p: Json) => ({ name: p.in === 'header' ? p.name.toLowerCase() : p.name, in: p.in, required: !!p.required, schema: p.schema ?? {} })),
+        body: json ? { schema: bodySchema ?? {}, required: !!op.requestBody.required, examples: bodySchema?.examples ?? (json.example !== undefined ? [json.example] : []) } : undefined,
+        responses,
       })
     }
   }
@@ -59,7 +69,8 @@ export function fillPath(path: string, values: Record<string, string | number>):
   })
 }
 
-function resolve(doc: Json, schema: Schema): Schema {
+/** `schema` with its `$ref`s followed (sibling keywords of a `$ref` kept). */
+export function resolve(doc: Json, schema: Schema): Schema {
   let s = schema
   for (let depth = 0; typeof s === 'object' && s.$ref; depth++) {
     if (depth > 20) throw new Error(`$ref loop at ${s.$ref}`)

@@ -61,7 +61,8 @@ describe('toPublicProperty (contract §3.4)', () => {
   test('approximate (the default): street without number or building, 2-decimal coordinates', () => {
     for (const row of [base, withLocation('approximate')]) {
       const v = toPublicProperty(row, [])
-      expect(v.address).toBe('Calle Mayor')
+      // contract §15 §3.4: the street, then postal code and city (before: the street alone).
+      expect(v.address).toBe('Calle Mayor, 28013 Madrid')
       expect([v.lat, v.lon]).toEqual([40.42, -3.7])
       expect(v.postal_code).toBe('28013')
       expect(v.specs.building_name).toBeUndefined()
@@ -78,8 +79,8 @@ describe('toPublicProperty (contract §3.4)', () => {
   })
 
   test('approximate address drops numbers, floors and building names', () => {
-    expect(approximateAddress({ city: 'X', address: 'Av. del Puerto 123, 4ºB', building_name: 'Torre Azul' })).toBe('Av. del Puerto')
-    expect(approximateAddress({ city: 'X', address: 'Torre Azul, Calle Luna s/n' , building_name: 'Torre Azul' })).toBe('Calle Luna')
+    expect(approximateAddress({ city: 'X', address: 'Av. del Puerto 123, 4ºB', building_name: 'Torre Azul' })).toBe('Av. del Puerto, X')
+    expect(approximateAddress({ city: 'X', address: 'Torre Azul, Calle Luna s/n' , building_name: 'Torre Azul' })).toBe('Calle Luna, X')
     expect(approximateAddress({ city: 'X' })).toBeUndefined()
   })
 
@@ -96,6 +97,7 @@ describe('toPublicProperty (contract §3.4)', () => {
 
   test('rental kind', () => {
     expect(rentalKind({ operations: ['venta'], characteristics: {} })).toBeNull()
+    expect(rentalKind({ operations: ['venta'], characteristics: { temporal_renting: true } })).toBeNull()
     expect(rentalKind({ operations: ['alquiler'], characteristics: {} })).toBe('anual')
     expect(rentalKind({ operations: ['alquiler'], characteristics: { temporal_renting: true, holiday_renting: true } })).toBe('temporal')
     expect(rentalKind({ operations: ['alquiler'], characteristics: { holiday_renting: true } })).toBe('vacacional')

@@ -14,8 +14,8 @@ const drivers: Record<string, Storage> = {}
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'storage-test-'))
   s3 = await startS3Server()
-  drivers.local = await createStorage(loadConfig({ DATA_DIR: dataDir, PUBLIC_URL: 'http://api.test' }))
-  drivers.s3 = await createStorage(loadConfig({ ...s3.env }))
+  drivers.local = await createStorage(loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, PUBLIC_URL: 'http://api.test' }))
+  drivers.s3 = await createStorage(loadConfig({ NODE_ENV: 'test', ...s3.env }))
   for (const d of Object.values(drivers)) await d.ensureReady()
 })
 afterAll(async () => {

@@ -192,8 +192,9 @@ describe('outreach worker', () => {
     await configureEndpoint(ctx, b.id, url('/disabled'))
     const id = await unqueuedDelivery(b.id)
     await disableOutreachEndpoint(ctx.deps.database.db, b.id)
-    const error = await processOutreach(deps(), fakeJob(id)).catch((e) => e)
-    expect(error.name).toBe('UnrecoverableError')
+    // The job completes: a skip is recorded on the delivery and needs no operator, so it must
+    // not wait in the failed set, which now keeps jobs until an operator acts (hardening 20).
+    expect(await processOutreach(deps(), fakeJob(id))).toEqual({ outcome: 'ended', deliveryId: id, state: 'skipped', reason: 'outreach endpoint disabled' })
     expect(await findOutreachDelivery(ctx.deps.database.db, id)).toMatchObject({ state: 'skipped', lastError: 'outreach endpoint disabled', attempts: 0 })
     expect(receivedAt('/disabled')).toEqual([])
   })

@@ -2,7 +2,8 @@ import type { Job } from 'bullmq'
 import type { QueueName } from '../../shared/platform/queue-names'
 import type { WorkerDeps } from '../deps'
 
-export type Processor = (job: Job) => Promise<unknown>
+/** BullMQ calls it with the job and the worker's lock token (needed to move the job to delayed). */
+export type Processor = (job: Job, token?: string) => Promise<unknown>
 
 /** One processor per queue; each validates its payload against the job catalog. */
 export const PROCESSORS: Record<QueueName, (deps: WorkerDeps) => Processor> = {
