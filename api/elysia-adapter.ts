@@ -6,8 +6,8 @@
  * upgrade that changes them fails that test loudly instead of every request quietly.
  */
 import type { AnyElysia, ValidationError } from 'elysia'
-import type { ValueErrorType } from '@sinclair/typebox/errors'
-import { issueKind, type ValidationIssue } from '../shared/platform/validation'
+import type { ValueError } from '@sinclair/typebox/errors'
+import { innermostErrors, issueOf, type ValidationIssue } from '../shared/platform/validation'
 
 export interface ValidationFailure {
   /** Elysia's name for what failed: 'body', 'query', 'params', 'headers', 'cookie', or 'property'
@@ -21,10 +21,11 @@ export interface ValidationFailure {
 }
 
 export function validationFailure(error: ValidationError): ValidationFailure {
-  let all: { type: ValueErrorType; path: string; message: string; schema: Record<string, unknown>; value: unknown }[] = []
+  let all: ValueError[] = []
   try {
-    // A getter that runs the validator again; it throws for values it cannot describe.
-    all = (error.all as typeof all) ?? []
+    // A getter that runs the validator again (its items are TypeBox's ValueErrors with a
+    // summary added); it throws for values it cannot describe.
+    all = (error.all as unknown as ValueError[]) ?? []
   } catch {
     all = []
   }
@@ -32,7 +33,7 @@ export function validationFailure(error: ValidationError): ValidationFailure {
     target: error.type,
     value: error.value,
     schema: (error.validator as { schema?: Record<string, unknown> } | undefined)?.schema ?? {},
-    issues: all.map((e) => ({ path: e.path, kind: issueKind(e.type), message: e.message, schema: e.schema ?? {}, value: e.value })),
+    issues: [...innermostErrors(all)].map(issueOf),
   }
 }
 

@@ -3,12 +3,10 @@
  * public catalogue read from `catalogue_entries`. What each one does is in
  * shared/listings/operations.ts; the routes own their paths, schemas and OpenAPI text.
  */
-import type { TSchema } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
 import { authPlugin } from '../plugins/auth'
 import { CreatedResponse, IdempotencyKeyHeader, idParam, pathIdsToNumbers } from '../../shared/platform/schemas'
-import { assertBody } from '../../shared/listings/body-errors'
 import {
   createProperty, getPublicPropertyText, listCatalogue, publishProperty, unpublishProperty, updateProperty,
 } from '../../shared/listings/operations'
@@ -20,24 +18,9 @@ const NUMERIC_QUERY = ['limit', 'offset', 'min_price', 'max_price', 'min_bedroom
 
 const jsonResponse = (body: string) => new Response(body, { headers: { 'content-type': 'application/json' } })
 
-/**
- * `checkBody: schema` validates the body before Elysia does, so that a 422 names the innermost
- * field even inside a nullable object of a PATCH (shared/listings/body-errors.ts). A macro's
- * hooks run after the route's own and in the order the route lists them: put it after
- * `operation`, whose scope check must answer 403 first.
- */
-const bodyCheck = new Elysia({ name: 'routes.properties.body-check' }).macro({
-  checkBody: (schema: TSchema) => ({
-    transform({ body }: { body: unknown }) {
-      assertBody(schema, body)
-    },
-  }),
-})
-
 export const propertyRoutes = (deps: AppDeps) => {
   return new Elysia({ name: 'routes.properties', prefix: '/v1', detail: { tags: ['Properties'] } })
     .use(authPlugin)
-    .use(bodyCheck)
     .post(
       '/properties',
       async ({ auth, body, headers, set }) => {
@@ -48,7 +31,6 @@ export const propertyRoutes = (deps: AppDeps) => {
       },
       {
         operation: 'createProperty',
-        checkBody: PropertyCreateRequest,
         headers: IdempotencyKeyHeader,
         body: PropertyCreateRequest,
         response: { 201: CreatedResponse },
@@ -105,7 +87,6 @@ export const propertyRoutes = (deps: AppDeps) => {
       ({ auth, params, body }) => updateProperty(deps, auth.business.id, params.property_id, body),
       {
         operation: 'updateProperty',
-        checkBody: PropertyUpdateRequest,
         params: idParam('property_id'),
         transform: pathIdsToNumbers,
         body: PropertyUpdateRequest,

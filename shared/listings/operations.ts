@@ -15,7 +15,7 @@ import { idempotent, type IdempotentResult } from '../platform/idempotency'
 import type { JobPayload } from '../platform/jobs'
 import type { CreatedResponse } from '../platform/schemas'
 import type { Services } from '../platform/services'
-import { assertBody } from './body-errors'
+import { assertSchema } from '../platform/validation'
 import { catalogueQueryOf, type ListParams } from './catalogue-filters'
 import * as rebuild from './catalogue-rebuild'
 import { inputToColumns, mergePatch, propertyRuleErrors, rowToInput } from './property-input'
@@ -74,7 +74,7 @@ export function createProperty(deps: ListingsDeps, request: NewProperty): Promis
 export function updateProperty(deps: ListingsDeps, businessId: number, propertyId: number, patch: PropertyUpdate): Promise<Saved> {
   return writeProperty(deps, businessId, propertyId, async (tx, row) => {
     const merged: unknown = mergePatch(rowToInput(row), patch)
-    assertBody(PropertyMerged, merged)
+    assertSchema('body', PropertyMerged, merged)
     await checkInput(tx, businessId, merged, patch.owner_id !== undefined && patch.owner_id !== null)
     await updatePropertyColumns(tx, row.id, inputToColumns(merged))
     if (row.publishedAt !== null) await rebuild.rebuildCatalogueEntry(tx, row.id)

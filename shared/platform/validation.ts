@@ -4,8 +4,8 @@
  * that validate a value themselves (the merged record of a PATCH, contract §3.2) throw
  * `schemaViolation`, so both read the same.
  */
-import type { TSchema } from '@sinclair/typebox'
-import { ValueErrorType } from '@sinclair/typebox/errors'
+import type { Static, TSchema } from '@sinclair/typebox'
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import { Value } from '@sinclair/typebox/value'
 import { AppError, type FieldError } from './errors'
 
@@ -56,9 +56,39 @@ export function describeIssue(issue: ValidationIssue): string {
   return issue.message
 }
 
+const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v)
+const accepts = (branch: TSchema, type: string) => (type === 'number' ? branch.type === 'number' || branch.type === 'integer' : branch.type === type)
+
+/**
+ * TypeBox reports a value that fails `X | null` as one error on the union, so a too-long
+ * `characteristics.floor` inside a nullable `characteristics` would be reported on
+ * `characteristics`. Where exactly one branch of a union has the value's JSON type, that branch's
+ * errors say what is wrong, at the innermost field (contract §6).
+ */
+export function* innermostErrors(errors: Iterable<ValueError>): Generator<ValueError> {
+  for (const e of errors) {
+    const branches = (e.schema.anyOf ?? []) as TSchema[]
+    if (e.type === ValueErrorType.Union && Array.isArray(e.errors) && branches.length === e.errors.length) {
+      const type = jsonType(e.value)
+      const matching = branches.flatMap((b, i) => (accepts(b, type) && b.const === undefined ? [i] : []))
+      if (matching.length === 1) {
+        yield* innermostErrors(e.errors[matching[0]])
+        continue
+      }
+    }
+    yield e
+  }
+}
+
+export const issueOf = (e: ValueError): ValidationIssue => ({ path: e.path, kind: issueKind(e.type), message: e.message, schema: e.schema as Record<string, unknown>, value: e.value })
+
 /** The 422 for a value that fails `schema`, located under `where`. */
 export function schemaViolation(where: string, schema: TSchema, value: unknown): AppError {
-  const issues = [...Value.Errors(schema, value)].map((e) => ({ path: e.path, kind: issueKind(e.type), message: e.message, schema: e.schema as Record<string, unknown>, value: e.value }))
-  const errors = fieldErrors(where, issues)
+  const errors = fieldErrors(where, [...innermostErrors(Value.Errors(schema, value))].map(issueOf))
   return new AppError('validation', validationDetail(errors), { errors })
+}
+
+/** Checks `value` against `schema`, or throws its 422 (under `where`). */
+export function assertSchema<S extends TSchema>(where: string, schema: S, value: unknown): asserts value is Static<S> {
+  if (!Value.Check(schema, value)) throw schemaViolation(where, schema, value)
 }
