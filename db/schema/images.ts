@@ -11,6 +11,8 @@ export const uploadSessions = pgTable(
     businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
     propertyId: integer('property_id').notNull().references(() => properties.id, { onDelete: 'cascade' }),
     state: text('state', { enum: ['pending', 'processing', 'completed', 'failed', 'expired'] }).notNull().default('pending'),
+    /** `upload`: files PUT by the client; `import`: files fetched by URL (contract §9.2). */
+    kind: text('kind', { enum: ['upload', 'import'] }).notNull().default('upload'),
     expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     completedAt: timestamp('completed_at', { withTimezone: true, mode: 'date' }),
@@ -32,6 +34,11 @@ export const uploadFiles = pgTable(
     state: text('state', { enum: ['pending', 'processing', 'ready', 'failed'] }).notNull().default('pending'),
     error: text('error'),
     imageId: uuid('image_id'),
+    /** An import's source URL (contract §9.2); null for an uploaded file. */
+    sourceUrl: text('source_url'),
+    /** `false`: an unmarked public copy (migrated legacy photos, contract §9.2). */
+    watermark: boolean('watermark').notNull().default(true),
+    title: text('title').notNull().default(''),
     /** When the original of a failed or abandoned file was deleted from private storage. */
     purgedAt: timestamp('purged_at', { withTimezone: true, mode: 'date' }),
     /**
@@ -59,6 +66,8 @@ export const propertyImages = pgTable(
     title: text('title').notNull().default(''),
     width: integer('width'),
     height: integer('height'),
+    /** Whether the public copy carries the business's watermark (contract §9.1). */
+    watermarked: boolean('watermarked').notNull().default(true),
     state: text('state', { enum: ['processing', 'ready', 'failed'] }).notNull().default('processing'),
     /** When failed: why (refused by the transform, or its job exhausted its retries). */
     error: text('error'),

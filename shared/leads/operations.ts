@@ -4,10 +4,11 @@
  * never by a look-up first, so the rule holds across API and worker replicas.
  */
 import type { Db } from '../../db/client'
-import { findContact, insertContact, insertIngestContacts, listContacts, updateContact, type WriteResult } from '../../db/queries/contacts'
+import { findContact, findContactsByIds, insertContact, insertIngestContacts, listContacts, updateContact, type WriteResult } from '../../db/queries/contacts'
 import { findOrCreateContact, insertInquiry, isPropertyOfBusiness } from '../../db/queries/inquiries'
 import { hasEnabledOutreachEndpoint, insertOutreachDelivery } from '../../db/queries/outreach'
 import { newDeliveryId, type DeliveryBody } from '../outreach/delivery'
+import { recordEvents, type NewEvent } from '../events/record'
 import { AppError, fieldError, notFound } from '../platform/errors'
 import type { Services } from '../platform/services'
 import { dedupeIngestLeads, type IngestLead } from './ingest'
@@ -51,7 +52,23 @@ export async function listLeads(deps: Pick<Services, 'database'>, businessId: nu
  * stored with the Idempotency-Key like an answer. Returns the new lead's id.
  */
 export async function createLead(tx: Db, businessId: number, body: LeadCreate): Promise<number> {
-  return writtenId(await insertContact(tx, businessId, leadInputToColumns(body)))
+  const id = writtenId(await insertContact(tx, businessId, leadInputToColumns(body)))
+  await recordEvents(tx, businessId, [await leadCreatedEvent(tx, businessId, id)])
+  return id
+}
+
+async function leadCreatedEvent(tx: Db, businessId: number, id: number): Promise<NewEvent> {
+  const row = await findContact(tx, businessId, id)
+  return { type: 'lead.created', object: leadView(row!) }
+}
+
+/** lead.updated's `previous_attributes`: the fields whose value changed (updated_at, which always moves, aside). */
+function changedAttributes(before: LeadView, after: LeadView): Record<string, unknown> {
+  const previous: Record<string, unknown> = {}
+  for (const key of Object.keys(after) as (keyof LeadView)[]) {
+    if (key !== 'updated_at' && JSON.stringify(before[key]) !== JSON.stringify(after[key])) previous[key] = before[key]
+  }
+  return previous
 }
 
 export async function getLead(deps: Pick<Services, 'database'>, businessId: number, leadId: number): Promise<LeadView> {
@@ -62,7 +79,17 @@ export async function getLead(deps: Pick<Services, 'database'>, businessId: numb
 
 /** Only the supplied fields change (`null` clears); 404 for a missing or foreign id alike. */
 export async function updateLead(deps: Pick<Services, 'database'>, businessId: number, leadId: number, body: LeadUpdate): Promise<number> {
-  return writtenId(await updateContact(deps.database.db, businessId, leadId, leadInputToColumns(body)))
+  const columns = leadInputToColumns(body)
+  return deps.database.db.transaction(async (tx) => {
+    const before = await findContact(tx, businessId, leadId)
+    if (!before) throw leadNotFound()
+    const id = writtenId(await updateContact(tx, businessId, leadId, columns))
+    const after = leadView((await findContact(tx, businessId, id))!)
+    const previous = changedAttributes(leadView(before), after)
+    // contract §10.1: lead.updated when the PATCH changed something.
+    if (Object.keys(previous).length) await recordEvents(tx, businessId, [{ type: 'lead.updated', object: after, previousAttributes: previous }])
+    return id
+  })
 }
 
 /**
@@ -71,7 +98,18 @@ export async function updateLead(deps: Pick<Services, 'database'>, businessId: n
  * later and earlier duplicates create and update nothing. Returns the number of leads created.
  */
 export function storeIngestBatch(deps: Pick<Services, 'database'>, leads: IngestLead[]): Promise<number> {
-  return insertIngestContacts(deps.database.sql, dedupeIngestLeads(leads))
+  return deps.database.db.transaction(async (tx) => {
+    const created = await findContactsByIds(tx, await insertIngestContacts(tx, dedupeIngestLeads(leads)))
+    // One lead.created per stored lead (contract §10.1), per business in business order so that
+    // concurrent batches take the event counters in the same order.
+    for (let i = 0; i < created.length; ) {
+      const businessId = created[i].businessId
+      const events: NewEvent[] = []
+      for (; i < created.length && created[i].businessId === businessId; i++) events.push({ type: 'lead.created', object: leadView(created[i]) })
+      await recordEvents(tx, businessId, events)
+    }
+    return created.length
+  })
 }
 
 export interface CreatedInquiry {
@@ -107,13 +145,8 @@ export async function createInquiry(tx: Db, businessId: number, values: InquiryV
   })
 
   const base = { inquiryId: inquiry.id, leadId: lead.id, leadCreated: lead.created }
-  if (!values.outreach) return { ...base, outreach: 'skipped', deliveryId: null }
-  if (!(await hasEnabledOutreachEndpoint(tx, businessId))) return { ...base, outreach: 'not_configured', deliveryId: null }
-
-  const deliveryId = newDeliveryId()
-  const payload: DeliveryBody = {
-    type: 'inquiry.created',
-    delivery_id: deliveryId,
+  // The inquiry as the outreach delivery carries it (contract §8), without the delivery's own fields.
+  const described = {
     created_at: inquiry.createdAt.toISOString(),
     inquiry_id: inquiry.id,
     lead_id: lead.id,
@@ -124,8 +157,21 @@ export async function createInquiry(tx: Db, businessId: number, values: InquiryV
     source: values.source,
     source_page: values.sourcePage,
   }
-  await insertOutreachDelivery(tx, { id: deliveryId, businessId, inquiryId: inquiry.id, payload, createdAt: inquiry.createdAt })
-  return { ...base, outreach: 'queued', deliveryId }
+  const events: NewEvent[] = [
+    ...(lead.created ? [await leadCreatedEvent(tx, businessId, lead.id)] : []),
+    { type: 'inquiry.created', object: { id: inquiry.id, ...described } },
+  ]
+  let created: CreatedInquiry
+  if (!values.outreach) created = { ...base, outreach: 'skipped', deliveryId: null }
+  else if (!(await hasEnabledOutreachEndpoint(tx, businessId))) created = { ...base, outreach: 'not_configured', deliveryId: null }
+  else {
+    const deliveryId = newDeliveryId()
+    const payload: DeliveryBody = { type: 'inquiry.created', delivery_id: deliveryId, ...described }
+    await insertOutreachDelivery(tx, { id: deliveryId, businessId, inquiryId: inquiry.id, payload, createdAt: inquiry.createdAt })
+    created = { ...base, outreach: 'queued', deliveryId }
+  }
+  await recordEvents(tx, businessId, events)
+  return created
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   type UploadSessionRow,
 } from '../../db/queries/images'
 import { findProperty } from '../../db/queries/properties'
+import { recordEvent } from '../events/record'
 import { rebuildCatalogueEntry } from '../listings/catalogue-rebuild'
 import { notFound } from '../platform/errors'
 import { JOBS, type JobDataHooksTable, type JobKind } from '../platform/jobs'
@@ -204,15 +205,19 @@ export async function makePublicCopy(
   await deps.storage.put('public', publicKey, result.data, OUTPUT_CONTENT_TYPE)
   const ready = { publicKey, publicUrl: deps.storage.publicUrl(publicKey), width: result.width, height: result.height }
   await db.transaction(async (tx) => {
-    if (await markImageReady(tx, image, ready)) await rebuildCatalogueEntry(tx, image.propertyId)
+    if (!(await markImageReady(tx, image, ready))) return
+    await rebuildCatalogueEntry(tx, image.propertyId)
+    await recordEvent(tx, image.businessId, { type: 'image.ready', object: { id: image.id, property_id: image.propertyId, state: 'ready', url: ready.publicUrl } })
   })
   return { width: result.width, height: result.height }
 }
 
 /** The image fails, and the catalogue row loses it (the primary role may move) in the same transaction. */
-async function failImage(database: Database, image: Pick<ImageToProcess, 'id' | 'uploadFileId' | 'propertyId'>, reason: string, options: { exhausted?: boolean } = {}): Promise<void> {
+async function failImage(database: Database, image: Pick<ImageToProcess, 'id' | 'uploadFileId' | 'propertyId' | 'businessId'>, reason: string, options: { exhausted?: boolean } = {}): Promise<void> {
   await database.db.transaction(async (tx) => {
-    if (await markImageFailed(tx, image, reason, options)) await rebuildCatalogueEntry(tx, image.propertyId)
+    if (!(await markImageFailed(tx, image, reason, options))) return
+    await rebuildCatalogueEntry(tx, image.propertyId)
+    await recordEvent(tx, image.businessId, { type: 'image.failed', object: { id: image.id, property_id: image.propertyId, state: 'failed', error: reason } })
   })
 }
 

@@ -1,0 +1,35 @@
+/**
+ * Recording events (contract §10.1): in the same transaction as the change, so there is no
+ * event without its change and no change without its event. Call it as the transaction's last
+ * write (db/queries/events.ts explains why).
+ */
+import { randomBytes } from 'node:crypto'
+import type { Db } from '../../db/client'
+import { appendEvents } from '../../db/queries/events'
+import type { EventType } from './schemas'
+
+export interface NewEvent {
+  type: EventType
+  object: Record<string, unknown>
+  previousAttributes?: Record<string, unknown>
+}
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
+
+/** `evt_` + 24 base62 characters (~143 random bits): unguessable, and says nothing about order. */
+export function newEventId(): string {
+  const bytes = randomBytes(24)
+  let id = 'evt_'
+  for (const b of bytes) id += ALPHABET[b % 62]
+  return id
+}
+
+export async function recordEvents(tx: Db, businessId: number, events: NewEvent[]): Promise<void> {
+  await appendEvents(tx, businessId, events.map((e) => ({
+    id: newEventId(),
+    type: e.type,
+    data: e.previousAttributes === undefined ? { object: e.object } : { object: e.object, previous_attributes: e.previousAttributes },
+  })))
+}
+
+export const recordEvent = (tx: Db, businessId: number, event: NewEvent) => recordEvents(tx, businessId, [event])
