@@ -7,6 +7,8 @@ COPY patches ./patches
 RUN bun install --frozen-lockfile --production
 
 FROM oven/bun:1.4
+# The video-transcode worker runs the real ffmpeg and ffprobe (contract §9.3), from the OS packages.
+RUN apt-get update && apt-get install -y --no-install-recommends ffmpeg && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=deps /app/node_modules ./node_modules

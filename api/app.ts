@@ -12,7 +12,11 @@ import { leadRoutes } from './routes/leads'
 import { propertyRoutes } from './routes/properties'
 import { inquiryRoutes } from './routes/inquiries'
 import { imageRoutes } from './routes/images'
+import { videoRoutes } from './routes/videos'
 import { localStorageRoutes } from './routes/local-storage'
+import { eventRoutes } from './routes/events'
+import { webhookRoutes } from './routes/webhooks'
+import { feedRoutes } from './routes/feeds'
 
 export function createApp(deps: AppDeps) {
   let openapi: string | undefined
@@ -25,7 +29,11 @@ export function createApp(deps: AppDeps) {
     .use(leadRoutes(deps))
     .use(inquiryRoutes(deps))
     .use(imageRoutes(deps))
+    .use(videoRoutes(deps))
     .use(localStorageRoutes(deps))
+    .use(eventRoutes(deps))
+    .use(webhookRoutes(deps))
+    .use(feedRoutes(deps))
     .get('/openapi.json', ({ set }) => {
       set.headers['content-type'] = 'application/json'
       // Built on first request, once every route is registered.

@@ -5,6 +5,9 @@
  */
 import { queueFigures } from '../shared/platform/queue-stats'
 import type { Queues } from '../shared/platform/queues'
+import type { Services } from '../shared/platform/services'
+import { deliveryFigures } from '../shared/webhooks/metrics'
+import { LATENCY_BUCKETS_S } from '../shared/webhooks/stats'
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
@@ -72,4 +75,27 @@ export async function renderQueueMetrics(queues: Queues): Promise<string> {
     waits.push(`queue_job_unavailable_waits_total{queue="${q}"} ${f.waits.unavailable}`)
   }
   return [...depth, ...outcomes, ...paused, ...waits].join('\n') + '\n'
+}
+
+/**
+ * Webhook and outreach delivery figures (shared/webhooks/metrics.ts): attempts by outcome, an
+ * attempt-latency histogram, and the oldest undelivered event's age per delivering queue.
+ */
+export async function renderDeliveryMetrics(deps: Pick<Services, 'database' | 'queues'>): Promise<string> {
+  const f = await deliveryFigures(deps)
+  const lines = [
+    '# HELP webhook_delivery_attempts_total Webhook delivery attempts by outcome (delivered; retrying: failed, another attempt follows; failed: failed, the retry window is over).',
+    '# TYPE webhook_delivery_attempts_total counter',
+    ...Object.entries(f.outcomes).map(([o, n]) => `webhook_delivery_attempts_total{outcome="${o}"} ${n}`),
+    '# HELP webhook_delivery_duration_seconds Webhook delivery attempt latency (request sent to answer or failure).',
+    '# TYPE webhook_delivery_duration_seconds histogram',
+    ...LATENCY_BUCKETS_S.map((b, i) => `webhook_delivery_duration_seconds_bucket{le="${b}"} ${f.latency.buckets[i]}`),
+    `webhook_delivery_duration_seconds_bucket{le="+Inf"} ${f.latency.count}`,
+    `webhook_delivery_duration_seconds_sum ${f.latency.sumSeconds}`,
+    `webhook_delivery_duration_seconds_count ${f.latency.count}`,
+    '# HELP delivery_oldest_undelivered_event_age_seconds Age of the oldest event not yet delivered, per delivering queue (0 when none waits).',
+    '# TYPE delivery_oldest_undelivered_event_age_seconds gauge',
+    ...Object.entries(f.oldestUndeliveredSeconds).map(([q, s]) => `delivery_oldest_undelivered_event_age_seconds{queue="${q}"} ${s.toFixed(3)}`),
+  ]
+  return lines.join('\n') + '\n'
 }

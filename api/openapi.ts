@@ -115,8 +115,10 @@ export function buildOpenApiDocument(app: AnyElysia, version = '1.0.0', publicUr
     tags: [
       { name: 'Key', description: 'The authenticated API key' },
       { name: 'Properties', description: 'Private CRM properties and the public catalogue' },
-      { name: 'Images', description: 'Image uploads into private storage and their processing' },
+      { name: 'Images', description: 'Image uploads and imports, their processing, and managing a property’s images' },
+      { name: 'Videos', description: 'Video links and uploads transcoded to HLS and MP4' },
       { name: 'Leads', description: 'Contacts, rental ingest and inquiries' },
+      { name: 'Feeds', description: 'Portal syndication feeds (no API key: the token is the credential)' },
       { name: 'Operations', description: 'Liveness, readiness and metrics (no API key)' },
     ],
     paths: generated.paths,

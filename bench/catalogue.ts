@@ -1,9 +1,10 @@
 /**
- * `bun run bench catalogue [--reseed] [--rounds N] [--requests N] [--concurrency 1,4] [--port P]`
+ * `bun run bench catalogue [--reseed] [--businesses N] [--rounds N] [--requests N] [--concurrency 1,4] [--port P]`
  *
- * Seeds 1,000,000 published properties over 10 businesses (100,000 in the one queried) into its
- * own database (DATABASE_URL's name + `_bench`, or BENCH_DATABASE_URL), reusing it when already
- * seeded; then, for a fixed query mix (issue 3), reports:
+ * Seeds 1,000,000 published properties over 10 businesses (100,000 in the one queried; the
+ * search goal of contract §11 is stated for `--businesses 1000`) into its own database
+ * (DATABASE_URL's name + `_bench`, or BENCH_DATABASE_URL), reusing it when already seeded with
+ * that shape; then, for a fixed query mix (issue 3, and `q` shapes from issue 18), reports:
  *  - SQL time of the list statement measured directly (separate count vs window count),
  *  - p50/p95/p99 and req/s over HTTP against a real Bun.serve of createApp in a child process,
  *  - the EXPLAIN (ANALYZE, BUFFERS) plan of each query.
@@ -14,7 +15,7 @@ import postgres from 'postgres'
 import { parseFlags } from '../cli/io'
 import { migrateDatabase } from '../db/migrate'
 import { createDatabase } from '../db/client'
-import { catalogueListSql, listCatalogue } from '../db/queries/catalogue'
+import { catalogueListSql, defaultCountMode, listCatalogue } from '../db/queries/catalogue'
 import { rebuildCatalogueBatch } from '../shared/listings/catalogue-rebuild'
 import { insertKey } from '../db/queries/api-keys'
 import { generateApiKey } from '../shared/access/api-key-format'
@@ -22,7 +23,7 @@ import { catalogueQueryOf, type ListParams } from '../shared/listings/catalogue-
 import { getConfig } from '../shared/platform/config'
 
 const TOTAL = 1_000_000
-const BUSINESSES = 10
+const DEFAULT_BUSINESSES = 10
 const BATCH = 5000
 
 const CITIES: [string, number, number][] = [
@@ -44,6 +45,16 @@ export const QUERY_MIX: { name: string; params: ListParams }[] = [
   },
   { name: 'sort price_asc', params: { sort: 'price_asc' } },
   { name: 'offset 5000', params: { offset: 5000 } },
+  // Search (contract §11): the seed puts piscina in ~30% of descriptions, garaje in ~25% (both in
+  // ~10%), terraza in ~40%, and palomar in 1 of 5,003 listings.
+  { name: 'q common word', params: { q: 'piscina' } },
+  { name: 'q two words', params: { q: 'piscina garaje' } },
+  { name: 'q rare word', params: { q: 'palomar' } },
+  { name: 'q word+filters', params: { q: 'terraza', operation: 'venta', min_price: 200000, max_price: 400000, min_bedrooms: 2 } },
+  {
+    name: 'q polygon+word',
+    params: { q: 'terraza', locations: JSON.stringify([{ geometry: { type: 'polygon', coordinates: [[41.37, 2.15], [41.37, 2.19], [41.40, 2.19], [41.40, 2.15]] } }]) },
+  },
 ]
 
 const toQueryString = (p: ListParams) => new URLSearchParams(Object.entries(p).map(([k, v]) => [k, String(v)] as [string, string])).toString()
@@ -59,28 +70,35 @@ function benchUrl(): string {
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 const fmt = (x: number) => x.toFixed(2).padStart(8)
 
-async function seed(url: string, reseed: boolean): Promise<number[]> {
+async function seed(url: string, reseed: boolean, businesses: number): Promise<number[]> {
   const sql = postgres(url, { max: 2, onnotice: () => {} })
   try {
     const existing = await sql<{ id: number }[]>`select id from businesses where name like 'bench-%' order by id`
     const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from catalogue_entries`
-    if (!reseed && existing.length === BUSINESSES && n === TOTAL) {
+    // A database seeded before the search words were part of the descriptions is seeded again.
+    const [{ words }] = await sql<{ words: boolean }[]>`select exists (select 1 from properties where description like '%palomar%') as words`
+    if (!reseed && existing.length === businesses && n === TOTAL && words) {
       console.log(`reusing the seeded bench database (${n.toLocaleString()} catalogue rows over ${existing.length} businesses)`)
       return existing.map((r) => r.id)
     }
     console.log('seeding: truncating and generating 1,000,000 properties in SQL …')
     await sql`truncate catalogue_entries, property_images, properties, api_keys, businesses restart identity cascade`
-    const ids = (await sql<{ id: number }[]>`insert into businesses (name) select 'bench-' || g from generate_series(1, ${BUSINESSES}) g returning id`).map((r) => r.id)
+    const ids = (await sql<{ id: number }[]>`insert into businesses (name) select 'bench-' || g from generate_series(1, ${businesses}) g returning id`).map((r) => r.id)
     const t0 = performance.now()
     const cities = JSON.stringify(CITIES)
     await sql.unsafe(`
       insert into properties (business_id, operations, type, subtype, title, description, price_sale, price_rent, price_transfer,
         location, area, bedrooms, bathrooms, characteristics, features, is_featured, status, published_at, created_at, updated_at)
-      select b.ids[1 + (g % ${BUSINESSES})],
+      select b.ids[1 + (g % ${businesses})],
         ops.o,
         t.type, t.sub,
         'Propiedad ' || g || ' en ' || c.name,
-        '<p>Vivienda luminosa y reformada, cerca de transporte y servicios. Referencia ' || g || '.</p>',
+        '<p>Vivienda luminosa y reformada, cerca de transporte y servicios.'
+          || case when r.r7 < 0.3 then ' Urbanización con <b>piscina</b> comunitaria.' else '' end
+          || case when r.r7 >= 0.2 and r.r7 < 0.45 then ' Plaza de garaje incluida.' else '' end
+          || case when r.r8 < 0.4 then ' Amplia terraza con vistas.' else '' end
+          || case when g % 5003 = 1 then ' Antiguo palomar restaurado.' else '' end
+          || ' Referencia ' || g || '.</p>',
         case when 'venta' = any(ops.o) then round((50000 + r.r1 * 950000)::numeric, -3)::float8 end,
         case when 'alquiler' = any(ops.o) then round((400 + r.r2 * 3600)::numeric, -1)::float8 end,
         case when 'traspaso' = any(ops.o) then round((20000 + r.r3 * 180000)::numeric, -3)::float8 end,
@@ -98,7 +116,7 @@ async function seed(url: string, reseed: boolean): Promise<number[]> {
         now(), now() - interval '400 days', now() - (r.r6 * interval '365 days')
       from generate_series(1, ${TOTAL}) g
       cross join (select array_agg(id order by id) ids from businesses where name like 'bench-%') b
-      cross join lateral (select random() r1, random() r2, random() r3, random() r4, random() r5, random() r6 where g > 0) r
+      cross join lateral (select random() r1, random() r2, random() r3, random() r4, random() r5, random() r6, random() r7, random() r8 where g > 0) r
       cross join lateral (select case when g % 20 < 12 then '{venta}'::text[] when g % 20 < 17 then '{alquiler}'::text[]
                                       when g % 20 < 18 then '{traspaso}'::text[] else '{venta,alquiler}'::text[] end o) ops
       cross join lateral (select (array['apartamento','casa','local','nave','almacenaje','oficina','terreno','aparcamiento','edificio'])[1 + (g / 3) % 9] as type) t0
@@ -156,11 +174,12 @@ async function sqlTimings(url: string, businessId: number, rounds: number): Prom
           count = r.count
         }
         times.sort((a, b) => a - b)
-        if (mode === 'separate') kept[name] = { p50: pct(times, 50), p95: pct(times, 95) }
+        // The mode the API uses for this query (a relevance page counts with a window) is what HTTP is compared with.
+        if (mode === defaultCountMode(query)) kept[name] = { p50: pct(times, 50), p95: pct(times, 95) }
         console.log(`${name.padEnd(28)}${mode.padEnd(10)}${fmt(pct(times, 50))} ${fmt(pct(times, 95))} ${fmt(pct(times, 99))} ${String(count).padStart(8)}`)
       }
     }
-    console.log('\nEXPLAIN (ANALYZE, BUFFERS) of each query (separate count):')
+    console.log('\nEXPLAIN (ANALYZE, BUFFERS) of each query (the count mode the API uses):')
     for (const { name, params } of QUERY_MIX) {
       const { query } = catalogueQueryOf(businessId, params)
       const statement = catalogueListSql(query)
@@ -245,11 +264,15 @@ if (f.flags.serve) {
   const url = benchUrl()
   console.log(`bench database: ${new URL(url).pathname.slice(1)}`)
   await migrateDatabase(url)
-  const ids = await seed(url, f.flags.reseed === true)
+  const businesses = Number(f.flags.businesses ?? DEFAULT_BUSINESSES)
+  if (!Number.isInteger(businesses) || businesses < 1 || businesses > 100_000) throw new Error('--businesses must be an integer from 1 to 100000')
+  const ids = await seed(url, f.flags.reseed === true, businesses)
   const sql = postgres(url, { max: 1, onnotice: () => {} })
   const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from catalogue_entries`
+  // Rows stored before migration 0011 have no search vector until rebuilt.
+  const [{ unindexed }] = await sql<{ unindexed: boolean }[]>`select exists (select 1 from catalogue_entries where tsv is null) as unindexed`
   await sql.end()
-  if (n !== TOTAL) await buildCatalogue(url)
+  if (n !== TOTAL || unindexed) await buildCatalogue(url)
   const businessId = ids[0]
   const sqlP = await sqlTimings(url, businessId, Number(f.flags.rounds ?? 50))
   const concurrency = String(f.flags.concurrency ?? '1,4').split(',').map(Number)

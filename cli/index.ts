@@ -2,6 +2,7 @@
  * `bun run cli <group> <command> [flags]`: the operator CLI (contract §1). Each group is a
  * module in cli/commands/<group>.ts exporting `run(flags, ctx)` and `usage`.
  */
+import { AppError } from '../shared/platform/errors'
 import { CliError, makeContext, parseFlags, type CliContext, type Flags } from './io'
 
 export interface CommandGroup {
@@ -9,7 +10,7 @@ export interface CommandGroup {
   run(flags: Flags, ctx: CliContext): Promise<void>
 }
 
-const GROUPS = ['business', 'key', 'catalogue', 'outreach', 'watermark', 'queues'] as const
+const GROUPS = ['business', 'key', 'catalogue', 'outreach', 'watermark', 'feed', 'webhooks', 'events', 'queues'] as const
 
 async function main(argv: string[]): Promise<number> {
   const [group, ...rest] = argv
@@ -33,7 +34,9 @@ async function main(argv: string[]): Promise<number> {
 try {
   process.exitCode = await main(process.argv.slice(2))
 } catch (error) {
-  if (error instanceof CliError || (error as Error)?.name === 'ConfigError') {
+  // A refusal from an operation (unknown business, key or feed; invalid input) is the operator's
+  // mistake like a bad flag: one line and exit 2. Anything else failed at run time: exit 1.
+  if (error instanceof CliError || (error instanceof AppError && error.status < 500) || (error as Error)?.name === 'ConfigError') {
     process.stderr.write(`error: ${(error as Error).message}\n`)
     process.exitCode = 2
   } else {

@@ -2,13 +2,18 @@
  * Periodic housekeeping run by every worker process (safe when several run it at once):
  * expired idempotency keys (api-spec §8: 24 h window); outreach deliveries left pending without
  * a job when the API's enqueue failed (docs/outreach.md); expired upload sessions and the
- * originals of failed or abandoned uploads (contract §5); uploads and images left processing
- * without a live job (README "Exhausted jobs": nothing stays processing for ever).
+ * originals of failed or abandoned uploads (contract §5); uploads, images and videos left
+ * processing without a live job, and video uploads never completed (README "Exhausted jobs":
+ * nothing stays processing for ever); storage deletions whose job was lost or gave up
+ * (contract §9.1: retried until done).
  */
 import { deleteExpiredIdempotencyAnswers } from '../shared/platform/idempotency'
 import { recoverMediaJobs, sweepUploads } from '../shared/media/operations'
+import { sweepStorageDeletions } from '../shared/media/storage-cleanup'
+import { sweepVideos } from '../shared/media/videos'
 import type { WorkerDeps } from './deps'
 import { sweepOutreachDeliveries } from '../shared/outreach/operations'
+import { sweepOldEvents } from '../shared/events/operations'
 
 const INTERVAL_MS = 10 * 60 * 1000
 
@@ -19,6 +24,10 @@ export const MAINTENANCE_TASKS: Record<string, MaintenanceTask> = {
   'outreach-sweep': (deps) => sweepOutreachDeliveries(deps),
   uploads: (deps) => sweepUploads(deps),
   'media-jobs': (deps) => recoverMediaJobs(deps),
+  videos: (deps) => sweepVideos(deps),
+  'storage-deletions': (deps) => sweepStorageDeletions(deps),
+  // contract §10.1: events are kept 30 days (their webhook deliveries go with them).
+  events: (deps) => sweepOldEvents(deps),
 }
 
 export function startMaintenance(deps: WorkerDeps): { stop(): void; runOnce(): Promise<void> } {

@@ -31,6 +31,23 @@ export const QUEUE_WORKER_OPTIONS: Record<QueueName, Partial<WorkerOptions>> = {
   // to hanging endpoints at the same moment could delay others, by at most one timeout. The cost
   // of a slot is a socket and a few KB, so more processes (WORKER_QUEUES=outreach) scale it out.
   outreach: { concurrency: 50 },
+  // ffmpeg uses every core for one transcode, so one at a time per process (VIDEO_CONCURRENCY,
+  // set in workerOptionsFor); operators add processes with WORKER_QUEUES=video-transcode. Jobs
+  // run for minutes: the lock is renewed every 7.5 s while ffmpeg runs, and a worker killed
+  // mid-transcode (kill -9) has its job handed to another within ~25 s (lock 15 s + check 10 s),
+  // which starts it again from the original.
+  'video-transcode': { concurrency: 1, lockDuration: 15_000, stalledInterval: 10_000 },
+  // Storage DELETE calls: I/O bound and short.
+  'storage-cleanup': { concurrency: 8 },
+  // One job is one endpoint's runner (shared/webhooks/delivery.ts): it sends that endpoint's due
+  // deliveries, WEBHOOK_ENDPOINT_CONCURRENCY at a time, for a few seconds, then makes way. A slow
+  // or failing endpoint therefore holds one of these slots, never more: with 64 per process and
+  // at most 16 endpoints per business, one business's endpoints can never take every slot, and
+  // another business's runner starts at once (contract §10.2 fairness; test/worker/webhook-fairness).
+  // A short lock hands a killed worker's runner to another within ~15 s.
+  'webhook-delivery': { concurrency: 64, lockDuration: 10_000, stalledInterval: 5_000 },
+  // A few Redis scans per erased lead; rare.
+  'lead-erasure': { concurrency: 2 },
 }
 
 /**
@@ -48,6 +65,13 @@ export const QUEUE_UNAVAILABLE_POLICY: Record<QueueName, 'wait' | 'attempt'> = {
   'image-watermark': 'attempt',
   'catalogue-reindex': 'attempt',
   outreach: 'attempt',
+  'video-transcode': 'attempt',
+  // A deletion's row is in PostgreSQL and the storage sweep queues it again: never lost.
+  'storage-cleanup': 'attempt',
+  // A runner's deliveries are rows in PostgreSQL; while it is unreachable the runner waits
+  // (nothing to mark, and the next runner would find the same rows).
+  'webhook-delivery': 'wait',
+  'lead-erasure': 'attempt',
 }
 
 /** The longest wait between two tries of a job waiting for PostgreSQL: an outage's end is noticed within this. */
@@ -65,11 +89,13 @@ export function unavailableRetryDelayMs(n: number, baseMs: number): number {
 
 /**
  * The options a queue's Worker is built with: the table above plus what depends on config.
- * `outreach` registers the custom backoff its jobs name (`backoff: {type: 'outreach'}` in
- * shared/jobs.ts): base·2^(n−1) capped (OUTREACH_BACKOFF_BASE_MS, OUTREACH_BACKOFF_MAX_MS).
+ * `video-transcode` runs VIDEO_CONCURRENCY jobs at once. `outreach` registers the custom backoff
+ * its jobs name (`backoff: {type: 'outreach'}` in shared/jobs.ts): base·2^(n−1) capped
+ * (OUTREACH_BACKOFF_BASE_MS, OUTREACH_BACKOFF_MAX_MS).
  */
 export function workerOptionsFor(name: QueueName, config: Config): Partial<WorkerOptions> {
   const options = QUEUE_WORKER_OPTIONS[name]
+  if (name === 'video-transcode') return { ...options, concurrency: config.videoConcurrency }
   if (name !== 'outreach') return options
   return {
     ...options,

@@ -3,6 +3,7 @@
  * running jobs finish, or (past the bound) are left to BullMQ's stalled-job check, which hands
  * them to another worker — a job is never lost.
  */
+import { hostname } from 'node:os'
 import { Worker, type JobsOptions } from 'bullmq'
 import type IORedis from 'ioredis'
 import { createDatabase } from '../db/client'
@@ -18,6 +19,8 @@ import type { WorkerDeps } from './deps'
 import { PROCESSORS } from './processors'
 import { workerOptionsFor } from './queue-config'
 import { startMaintenance } from './maintenance'
+import { startWebhookRelay } from '../shared/webhooks/relay'
+import { stopWebhookRunners } from '../shared/webhooks/delivery'
 import { isExhausted, recordExhaustedJob, withUnavailablePolicy } from './exhausted'
 
 export interface RunningWorkers {
@@ -61,6 +64,8 @@ export async function startWorkers(config: Config, logger: Logger, queueNames: Q
 
   const workers = queueNames.map((name) => createWorker(name, deps, connection))
   const maintenance = startMaintenance(deps)
+  // The outbox relay feeds the webhook-delivery queue: it runs where that queue is consumed.
+  const relay = queueNames.includes('webhook-delivery') ? startWebhookRelay(deps) : undefined
   logger.info('workers started', { queues: queueNames })
 
   return {
@@ -68,6 +73,8 @@ export async function startWorkers(config: Config, logger: Logger, queueNames: Q
     workers,
     async close(timeoutMs = config.shutdownTimeoutMs) {
       maintenance.stop()
+      await relay?.stop()
+      stopWebhookRunners(deps)
       const graceful = Promise.all(workers.map((w) => w.close()))
       let timer: ReturnType<typeof setTimeout> | undefined
       const timedOut = await Promise.race([graceful.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeoutMs)))])
@@ -91,6 +98,8 @@ function createWorker(name: QueueName, deps: WorkerDeps, connection: IORedis): W
     connection,
     prefix: deps.config.queuePrefix,
     autorun: true,
+    // Stored on each job it takes (`processedBy`): operators and the fault harness see which process runs a job.
+    name: `${hostname()}:${process.pid}`,
     // Job outcome counts kept in Redis for /metrics and `cli queues`, shared by all replicas.
     metrics: { maxDataPoints: 60 * 24 * 7 },
     ...workerOptionsFor(name, deps.config),

@@ -8,9 +8,9 @@ import type { AppDeps } from '../deps'
 import { authPlugin } from '../plugins/auth'
 import { CreatedResponse, IdempotencyKeyHeader, idParam, pathIdsToNumbers } from '../../shared/platform/schemas'
 import { idempotent } from '../../shared/platform/idempotency'
-import { createLead, getLead, listLeads, prepareIngestLead, updateLead } from '../../shared/leads/operations'
+import { createLead, eraseLead, exportLead, getLead, listLeadInquiries, listLeads, prepareIngestLead, updateLead } from '../../shared/leads/operations'
 import {
-  INGEST_BUDGET_PROBLEM_EXAMPLE, INGEST_PHONE_PROBLEM_EXAMPLE, LeadCreateRequest, LeadDetailResponse, LeadListQuery, LeadListResponse,
+  INGEST_BUDGET_PROBLEM_EXAMPLE, INGEST_PHONE_PROBLEM_EXAMPLE, InquiryListQuery, InquiryListResponse, LeadCreateRequest, LeadDetailResponse, LeadExportResponse, LeadListQuery, LeadListResponse,
   LeadUpdateRequest, RentalIngestRequest, RentalIngestResponse,
 } from '../../shared/leads/schemas'
 
@@ -94,6 +94,60 @@ export const leadRoutes = (deps: AppDeps) => {
         detail: {
           summary: 'Update a contact',
           description: 'Only the supplied fields change; `null` clears a nullable field; `updated_at` moves on every update. Same normalisation, 422 and 409 rules as creation.',
+        },
+      },
+    )
+    .delete(
+      '/leads/:lead_id',
+      async ({ auth, params }) => {
+        await eraseLead(deps, auth.business.id, params.lead_id)
+        return { status: 'ok' as const, id: params.lead_id }
+      },
+      {
+        operation: 'deleteLead',
+        transform: pathIdsToNumbers,
+        params: idParam('lead_id'),
+        response: { 200: CreatedResponse },
+        detail: {
+          summary: 'Erase a contact (data-subject right)',
+          description: 'Removes the person everywhere this service holds them: the contact, its inquiries (messages and contact data), their outreach deliveries (pending ones cancelled), the personal fields of the stored events about them (each keeps `{id}`; their pending webhook deliveries are cancelled) and the idempotency answers naming them; records `lead.deleted` (`{id}` only). Queued leads of the rental ingest with the same phone are removed from the queue right after. The same phone or email may be created again afterwards. 404 for a missing or foreign id.',
+        },
+      },
+    )
+    .get(
+      '/leads/:lead_id/export',
+      async ({ auth, params }) => ({ status: 'ok' as const, data: await exportLead(deps, auth.business.id, params.lead_id), authenticated_as: auth.business.name }),
+      {
+        operation: 'exportLead',
+        transform: pathIdsToNumbers,
+        params: idParam('lead_id'),
+        response: { 200: LeadExportResponse },
+        detail: { summary: 'Export everything held about a contact (data-subject right)', description: 'The lead, its inquiries with the contact data they were sent with, their outreach deliveries, and the stored events about them (kept 30 days).' },
+      },
+    )
+    .get(
+      '/leads/:lead_id/inquiries',
+      async ({ auth, params, query }) => {
+        const page = await listLeadInquiries(deps, auth.business.id, params.lead_id, query)
+        return { status: 'ok' as const, data: page.inquiries, count: page.count, limit: page.limit, offset: page.offset, authenticated_as: auth.business.name }
+      },
+      {
+        operation: 'listLeadInquiries',
+        transform(ctx) {
+          pathIdsToNumbers(ctx)
+          // As GET /leads: numbers converted before validation so a bound violation names the parameter.
+          const raw = ctx.query as Record<string, unknown>
+          for (const name of NUMERIC_QUERY) {
+            const v = raw[name]
+            if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) raw[name] = Number(v)
+          }
+        },
+        params: idParam('lead_id'),
+        query: InquiryListQuery,
+        response: { 200: InquiryListResponse },
+        detail: {
+          summary: 'List a contact’s inquiries',
+          description: 'The contact-form inquiries attached to the lead, newest first, with the state of their outreach (`queued`, `delivered`, `failed`, `skipped`, `not_configured`). Paged with `limit` (1–1000, default 100) and `offset`; `count` is the total. 404 for a missing or foreign lead.',
         },
       },
     )

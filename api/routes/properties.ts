@@ -8,10 +8,10 @@ import type { AppDeps } from '../deps'
 import { authPlugin } from '../plugins/auth'
 import { CreatedResponse, IdempotencyKeyHeader, idParam, pathIdsToNumbers } from '../../shared/platform/schemas'
 import {
-  createProperty, getPublicPropertyText, listCatalogue, publishProperty, unpublishProperty, updateProperty,
+  createProperty, deleteProperty, getPrivateProperty, getPublicPropertyText, listCatalogue, publishProperty, unpublishProperty, updateProperty,
 } from '../../shared/listings/operations'
 import {
-  PropertyCreateRequest, PropertyListQuery, PropertyListResponse, PropertyResponse, PropertyUpdateRequest,
+  PrivatePropertyResponse, PropertyCreateRequest, PropertyListQuery, PropertyListResponse, PropertyResponse, PropertyUpdateRequest,
 } from '../../shared/listings/schemas'
 
 const NUMERIC_QUERY = ['limit', 'offset', 'min_price', 'max_price', 'min_bedrooms'] as const
@@ -64,7 +64,9 @@ export const propertyRoutes = (deps: AppDeps) => {
         response: { 200: PropertyListResponse },
         detail: {
           summary: 'List the public catalogue',
-          description: 'Published properties of the business, filtered with AND, most recently updated first unless `sort` is given; ties break on id descending. `count` is the total across pages.',
+          description:
+            'Published properties of the business, filtered with AND, most recently updated first unless `sort` is given; ties break on id descending. ' +
+            'With `q` and no `sort`, by relevance, ties by `updated_at` then id, descending. `count` is the total across pages.',
         },
       },
     )
@@ -118,6 +120,38 @@ export const propertyRoutes = (deps: AppDeps) => {
         transform: pathIdsToNumbers,
         response: { 200: CreatedResponse },
         detail: { summary: 'Unpublish a property', description: 'Removes it from the public catalogue; it stays as a private draft. Idempotent. No body.' },
+      },
+    )
+    .get(
+      '/properties/:property_id/private',
+      async ({ auth, params }) => ({ status: 'ok' as const, data: await getPrivateProperty(deps, auth.business.id, params.property_id), authenticated_as: auth.business.name }),
+      {
+        operation: 'getPrivateProperty',
+        params: idParam('property_id'),
+        transform: pathIdsToNumbers,
+        response: { 200: PrivatePropertyResponse },
+        detail: {
+          summary: 'Read back a property as written',
+          description:
+            'Drafts and published properties alike: every field of the creation body as stored (exact coordinates and `visibility` included; `subtype` and `owner_id` null when unset), ' +
+            'plus `status`, `published`, every image and video (as `listImages` and `listVideos`), `created_at` and `updated_at`. A PATCH followed by this read returns what was sent, merged.',
+        },
+      },
+    )
+    .delete(
+      '/properties/:property_id',
+      ({ auth, params }) => deleteProperty(deps, auth.business.id, params.property_id),
+      {
+        operation: 'deleteProperty',
+        params: idParam('property_id'),
+        transform: pathIdsToNumbers,
+        response: { 200: CreatedResponse },
+        detail: {
+          summary: 'Delete a property',
+          description:
+            'Removes the listing at once from every read (404 afterwards: its private and public reads, the catalogue and the feed), with its images, videos and uploads; ' +
+            'a worker deletes its originals and public copies from storage (retried until done). Records `property.deleted`. Inquiries about it keep their text with `property_id` null.',
+        },
       },
     )
 }

@@ -5,7 +5,6 @@
  * and to interrupt: each batch commits on its own.
  */
 import { reindexCatalogue, type ReindexProgress } from '../../shared/listings/operations'
-import { AppError } from '../../shared/platform/errors'
 import { CliError, intFlag, type CliContext, type Flags } from '../io'
 
 export const usage = `  catalogue reindex [--business <id>] [--batch-size <n, default 2000>] [--json]`
@@ -18,17 +17,10 @@ export async function run(f: Flags, ctx: CliContext): Promise<void> {
   const businessId = intFlag(f, 'business')
   const batchSize = intFlag(f, 'batch-size') ?? 2000
   const start = performance.now()
-  let done: ReindexProgress
-  try {
-    done = await reindexCatalogue(ctx, { businessId, batchSize }, (p) => {
-      const secs = (performance.now() - start) / 1000
-      ctx.progress(`catalogue reindex: ${p.seen}/${p.total} properties ${counts(p)} in ${secs.toFixed(1)} s`)
-    })
-  } catch (error) {
-    // An unknown business is the operator's mistake: one line and exit 2, like a bad flag.
-    if (error instanceof AppError && error.code === 'not_found') throw new CliError(error.detail)
-    throw error
-  }
+  const done: ReindexProgress = await reindexCatalogue(ctx, { businessId, batchSize }, (p) => {
+    const secs = (performance.now() - start) / 1000
+    ctx.progress(`catalogue reindex: ${p.seen}/${p.total} properties ${counts(p)} in ${secs.toFixed(1)} s`)
+  })
   const seconds = Math.round((performance.now() - start) / 100) / 10
   ctx.out({ business_id: businessId ?? null, properties: done.seen, published: done.upserted, drafts: done.deleted, seconds }, `reindexed ${done.seen} properties ${counts(done)} in ${seconds} s`)
 }

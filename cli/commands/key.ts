@@ -1,6 +1,5 @@
 import { createApiKey, listApiKeys, revokeApiKey } from '../../shared/access/accounts'
 import { parseScopes } from '../../shared/access/scopes'
-import { AppError } from '../../shared/platform/errors'
 import { CliError, intFlag, stringFlag, type CliContext, type Flags } from '../io'
 
 export const usage = `  key create --business <id> --scopes <s1,s2,...> [--name <name>] [--expires-at <ISO 8601>] [--json]
@@ -8,16 +7,6 @@ export const usage = `  key create --business <id> --scopes <s1,s2,...> [--name 
   key list --business <id> [--json]          (never prints secrets)`
 
 export async function run(f: Flags, ctx: CliContext): Promise<void> {
-  try {
-    await runCommand(f, ctx)
-  } catch (error) {
-    // An unknown business or key is the operator's mistake: one line and exit 2, like a bad flag.
-    if (error instanceof AppError && error.code === 'not_found') throw new CliError(error.detail)
-    throw error
-  }
-}
-
-async function runCommand(f: Flags, ctx: CliContext): Promise<void> {
   const [command, arg] = f.positional
   switch (command) {
     case 'create': {

@@ -6,7 +6,6 @@
 import {
   disableOutreachEndpoint, listOutreachDeliveries, setOutreachEndpoint, showOutreachEndpoint,
 } from '../../shared/outreach/operations'
-import { AppError } from '../../shared/platform/errors'
 import { CliError, intFlag, stringFlag, type CliContext, type Flags } from '../io'
 
 export const usage = `  outreach set --business <id> --url <http(s) URL> [--json]      (prints the signing secret once; re-set rotates it)
@@ -28,16 +27,6 @@ export function parseEndpointUrl(raw: string): string {
 }
 
 export async function run(f: Flags, ctx: CliContext): Promise<void> {
-  try {
-    await runCommand(f, ctx)
-  } catch (error) {
-    // An unknown business is the operator's mistake: one line and exit 2, like a bad flag.
-    if (error instanceof AppError && error.code === 'not_found') throw new CliError(error.detail)
-    throw error
-  }
-}
-
-async function runCommand(f: Flags, ctx: CliContext): Promise<void> {
   const [command] = f.positional
   switch (command) {
     case 'set': {

@@ -6,7 +6,7 @@
  */
 import { and, asc, eq, gt, inArray, lt, isNotNull, sql as dsql } from 'drizzle-orm'
 import type { Db, Sql } from '../client'
-import { properties, propertyImages, type PropertyRow } from '../schema'
+import { businesses, properties, propertyImages, type PropertyRow } from '../schema'
 
 /** A `property_images` row in state `ready` with its public URL (never the original key). */
 export interface ReadyImageRow {
@@ -66,6 +66,8 @@ export interface CatalogueListQuery {
   maxPrice?: number
   minBedrooms?: number
   isFeatured?: boolean
+  /** Web-search text (contract §11); without `sort` it orders by relevance. */
+  search?: string
   sort?: 'price_asc' | 'price_desc'
 }
 
@@ -86,9 +88,17 @@ export async function readyImagesOf(db: Db, propertyIds: number[]): Promise<Map<
   return byProperty
 }
 
-/** Upserts many entries in one statement (one JSON parameter, so any batch size is one round trip). */
-export async function upsertCatalogueEntries(db: Db, entries: CatalogueEntry[]): Promise<void> {
-  if (entries.length === 0) return
+/**
+ * Upserts many entries in one statement (one JSON parameter, so any batch size is one round
+ * trip) and returns the business of every row whose public document is new or changed.
+ *
+ * A row whose columns already hold these values is not written at all (a rebuild that changes
+ * nothing leaves no trace), unless it still lacks its search vector (stored before migration
+ * 0011). `changed_at` moves only when `doc` changes; `tsv` follows `doc` through the row's
+ * trigger. A row counts as changed when its `changed_at` is this transaction's `now()`.
+ */
+export async function upsertCatalogueEntries(db: Db, entries: CatalogueEntry[]): Promise<number[]> {
+  if (entries.length === 0) return []
   const records = entries.map((e) => ({
     property_id: e.propertyId,
     business_id: e.businessId,
@@ -108,7 +118,10 @@ export async function upsertCatalogueEntries(db: Db, entries: CatalogueEntry[]):
     lon: e.point?.lon ?? null,
     updated_at: e.updatedAt.toISOString(),
   }))
-  await db.execute(dsql`
+  const columns = 'business_id, doc, status, operations, type, subtype_key, city_lc, price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, updated_at'.split(', ')
+  const stored = [...columns.map((c) => `catalogue_entries.${c}`), 'ST_AsBinary(catalogue_entries.geog)'].join(', ')
+  const proposed = [...columns.map((c) => `excluded.${c}`), 'ST_AsBinary(excluded.geog)'].join(', ')
+  const rows = await db.execute<{ business_id: number; changed: boolean }>(dsql`
     insert into catalogue_entries (property_id, business_id, doc, status, operations, type, subtype_key, city_lc,
       price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, geog, updated_at)
     select e.property_id, e.business_id, e.doc, e.status, e.operations, e.type, e.subtype_key, e.city_lc,
@@ -122,16 +135,38 @@ export async function upsertCatalogueEntries(db: Db, entries: CatalogueEntry[]):
       operations = excluded.operations, type = excluded.type, subtype_key = excluded.subtype_key, city_lc = excluded.city_lc,
       price_sale = excluded.price_sale, price_rent = excluded.price_rent, price_transfer = excluded.price_transfer,
       bedrooms = excluded.bedrooms, is_featured = excluded.is_featured, rental_kind = excluded.rental_kind,
-      geog = excluded.geog, updated_at = excluded.updated_at`)
+      geog = excluded.geog, updated_at = excluded.updated_at,
+      changed_at = case when catalogue_entries.doc is distinct from excluded.doc then now() else catalogue_entries.changed_at end
+    where (${dsql.raw(stored)}) is distinct from (${dsql.raw(proposed)}) or catalogue_entries.tsv is null
+    returning business_id, changed_at = now() as changed`)
+  return [...new Set(rows.filter((r) => r.changed).map((r) => r.business_id))]
 }
 
-export async function deleteCatalogueEntry(db: Db, propertyId: number): Promise<void> {
-  await db.execute(dsql`delete from catalogue_entries where property_id = ${propertyId}`)
+/** Deletes the catalogue rows of these properties; returns the business of each row deleted. */
+export async function deleteCatalogueEntries(db: Db, propertyIds: number[]): Promise<number[]> {
+  if (propertyIds.length === 0) return []
+  const rows = await db.execute<{ business_id: number }>(
+    dsql`delete from catalogue_entries where property_id = any(${dsql.raw(`'{${propertyIds.map((id) => Math.trunc(id)).join(',')}}'::int[]`)}) returning business_id`,
+  )
+  return [...new Set(rows.map((r) => r.business_id))]
 }
 
-export async function deleteCatalogueEntries(db: Db, propertyIds: number[]): Promise<void> {
-  if (propertyIds.length === 0) return
-  await db.execute(dsql`delete from catalogue_entries where property_id = any(${dsql.raw(`'{${propertyIds.join(',')}}'::int[]`)})`)
+/**
+ * Bumps the catalogue version of these businesses (architecture.md "Catalogue version"), in the
+ * caller's transaction. The rows are locked in id order, so two batches that touch the same
+ * businesses never deadlock, and with FOR NO KEY UPDATE (what the UPDATE takes anyway), which
+ * the foreign-key checks of another transaction's catalogue writes (FOR KEY SHARE on the
+ * business) never wait for: FOR UPDATE deadlocked two reindex batches. Each row stays locked
+ * until commit, so versions follow commit order. `catalogue_changed_at` is the clock at the
+ * bump (later than any commit that bumped before it) and never moves backwards.
+ */
+export async function bumpCatalogueVersions(db: Db, businessIds: number[]): Promise<void> {
+  if (businessIds.length === 0) return
+  const ids = dsql.raw(`'{${[...new Set(businessIds.map((id) => Math.trunc(id)))].join(',')}}'::int[]`)
+  await db.execute(dsql`
+    update businesses b set catalogue_version = b.catalogue_version + 1, catalogue_changed_at = greatest(b.catalogue_changed_at, clock_timestamp())
+    from (select id from businesses where id = any(${ids}) order by id for no key update) locked
+    where b.id = locked.id`)
 }
 
 /**
@@ -172,11 +207,19 @@ export async function getCatalogueDocText(sql: Sql, businessId: number, property
 const OPERATION_LITERALS = new Set(['venta', 'alquiler', 'traspaso'])
 
 /**
- * WHERE of the list, as SQL text with $n placeholders. Operations are inlined as literals from
- * the fixed set (never user text) so the planner can match the per-operation partial price
- * indexes (migration 0001).
+ * The tsquery of `search`: catalogue_search_query (migration 0011) parses it with
+ * websearch_to_tsquery in Spanish and in English, both unaccented, so any text is a valid query.
+ * The statement is planned with its value, so PostgreSQL folds this into a constant tsquery that
+ * catalogue_business_tsv_gin answers together with business_id.
  */
-function whereOf(q: CatalogueListQuery, params: unknown[]): string {
+const searchQuery = (ref: string) => `catalogue_search_query(${ref}::text)`
+
+/**
+ * WHERE of the list, as SQL text with $n placeholders, and the placeholder holding the search
+ * text (when there is one). Operations are inlined as literals from the fixed set (never user
+ * text) so the planner can match the per-operation partial price indexes (migration 0001).
+ */
+function whereOf(q: CatalogueListQuery, params: unknown[]): { where: string; searchRef?: string } {
   const p = (value: unknown) => {
     params.push(value)
     return `$${params.length}`
@@ -197,6 +240,11 @@ function whereOf(q: CatalogueListQuery, params: unknown[]): string {
   if (q.maxPrice !== undefined) parts.push(`${q.priceColumn} <= ${p(q.maxPrice)}::float8`)
   if (q.minBedrooms !== undefined) parts.push(`bedrooms >= ${p(q.minBedrooms)}::int`)
   if (q.isFeatured !== undefined) parts.push(`is_featured = ${p(q.isFeatured)}::boolean`)
+  let searchRef: string | undefined
+  if (q.search !== undefined) {
+    searchRef = p(q.search)
+    parts.push(`tsv @@ ${searchQuery(searchRef)}`)
+  }
   if (q.areas && q.areas.length) {
     // A null geog (hidden) never matches. Circles are metres on the sphere (geography, answered by
     // catalogue_business_geog_gist); polygons and rectangles are the straight latitude/longitude
@@ -209,23 +257,32 @@ function whereOf(q: CatalogueListQuery, params: unknown[]): string {
     )
     parts.push(`(${areas.join(' or ')})`)
   }
-  return parts.join(' and ')
+  return { where: parts.join(' and '), searchRef }
 }
 
 /**
  * Sort keys. Each has a B-tree that yields it directly: default → catalogue_business_updated_idx;
  * price_asc/desc → catalogue_<op>_<price>_<dir>_idx when one operation is filtered, else
  * catalogue_sale_<dir>_idx. `nulls last` on the id and updated_at too (never null): it is how
- * the indexes are built, so the planner reads the order straight from them.
+ * the indexes are built, so the planner reads the order straight from them. Relevance (a search
+ * without `sort`, contract §11) reads the page's `rank` column, `rankRef` (no index yields it).
  */
-function orderOf(q: CatalogueListQuery, alias = ''): string {
+function orderOf(q: CatalogueListQuery, alias = '', rankRef?: string): string {
   const price = `${alias}${q.priceColumn}`
   if (q.sort === 'price_asc') return `${price} asc nulls last, ${alias}property_id desc nulls last`
   if (q.sort === 'price_desc') return `${price} desc nulls last, ${alias}property_id desc nulls last`
-  return `${alias}updated_at desc nulls last, ${alias}property_id desc nulls last`
+  const recent = `${alias}updated_at desc nulls last, ${alias}property_id desc nulls last`
+  return rankRef ? `${rankRef} desc, ${recent}` : recent
 }
 
 export type CountMode = 'separate' | 'window'
+
+/**
+ * The count mode a query gets by default. Relevance order ranks every match before it can keep
+ * a page, so the count comes with that pass (a window count) instead of a second scan of the
+ * matches; every other order reads its page straight from an index and counts apart.
+ */
+export const defaultCountMode = (q: CatalogueListQuery): CountMode => (q.search !== undefined && !q.sort ? 'window' : 'separate')
 
 /**
  * One statement: the page's ids in sort order (a deferred join, so the rows a large offset skips
@@ -236,32 +293,47 @@ export type CountMode = 'separate' | 'window'
  * generic plan cannot pick an index that is wrong for this price range or area (measured: a
  * prepared price-range query went from 6 ms to 75 ms once the generic plan kicked in).
  */
-export function catalogueListSql(q: CatalogueListQuery, mode: CountMode = 'separate'): { text: string; params: unknown[] } {
+export function catalogueListSql(q: CatalogueListQuery, mode: CountMode = defaultCountMode(q)): { text: string; params: unknown[] } {
   const params: unknown[] = []
-  const where = whereOf(q, params)
+  const { where, searchRef } = whereOf(q, params)
   // No filter but the business: the total is the trigger-kept catalogue_counts row (migration 0003).
   const countSql = where === 'business_id = $1' ? 'select coalesce((select entries from catalogue_counts where business_id = $1), 0)' : `select count(*) from catalogue_entries where ${where}`
   const limit = `${(params.push(q.limit), `$${params.length}`)}::int`
   const offset = `${(params.push(q.offset), `$${params.length}`)}::int`
-  const cols = q.sort ? `property_id, ${q.priceColumn}` : 'property_id, updated_at'
-  const agg = `select string_agg(c.doc::text, ',' order by ${orderOf(q, 'c.')}) from page join catalogue_entries c using (property_id)`
+  const byRank = searchRef !== undefined && !q.sort
+  const cols = q.sort ? `property_id, ${q.priceColumn}` : byRank ? `property_id, updated_at, ts_rank_cd(tsv, ${searchQuery(searchRef)}) as rank` : 'property_id, updated_at'
+  const agg = `select string_agg(c.doc::text, ',' order by ${orderOf(q, 'c.', byRank ? 'page.rank' : undefined)}) from page join catalogue_entries c using (property_id)`
+  const pageOrder = orderOf(q, '', byRank ? 'rank' : undefined)
   if (mode === 'window') {
     // Total from count(*) over () on the page rows; an empty page (offset past the end) falls back to a count.
     return {
-      text: `with page as (select ${cols}, count(*) over () as total from catalogue_entries where ${where} order by ${orderOf(q)} limit ${limit} offset ${offset})
+      text: `with page as (select ${cols}, count(*) over () as total from catalogue_entries where ${where} order by ${pageOrder} limit ${limit} offset ${offset})
 select coalesce((select total from page limit 1), (${countSql}))::int as count, (${agg}) as data`,
       params,
     }
   }
   return {
-    text: `with page as (select ${cols} from catalogue_entries where ${where} order by ${orderOf(q)} limit ${limit} offset ${offset})
+    text: `with page as (select ${cols} from catalogue_entries where ${where} order by ${pageOrder} limit ${limit} offset ${offset})
 select (${countSql})::int as count, (${agg}) as data`,
     params,
   }
 }
 
-export async function listCatalogue(sql: Sql, q: CatalogueListQuery, mode: CountMode = 'separate'): Promise<{ count: number; dataText: string }> {
+export async function listCatalogue(sql: Sql, q: CatalogueListQuery, mode: CountMode = defaultCountMode(q)): Promise<{ count: number; dataText: string }> {
   const { text, params } = catalogueListSql(q, mode)
   const [row] = await sql.unsafe<{ count: number; data: string | null }[]>(text, params as never[])
   return { count: row.count, dataText: row.data ?? '' }
+}
+
+/** The catalogue version of a business: it moves with every transaction that changes its public catalogue. */
+export interface CatalogueVersion {
+  version: number
+  /** When the version last moved (before any change: when the business, or the column, was created). */
+  changedAt: Date
+}
+
+/** The business's catalogue version (the feed's ETag and Last-Modified); an unknown business reads as version 0 at the epoch. */
+export async function catalogueVersionOf(db: Db, businessId: number): Promise<CatalogueVersion> {
+  const [row] = await db.select({ version: businesses.catalogueVersion, changedAt: businesses.catalogueChangedAt }).from(businesses).where(eq(businesses.id, businessId))
+  return row ?? { version: 0, changedAt: new Date(0) }
 }

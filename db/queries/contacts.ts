@@ -145,3 +145,18 @@ export function findContactsByIds(db: Db, ids: number[]): Promise<ContactRow[]> 
   if (ids.length === 0) return Promise.resolve([])
   return db.select().from(contacts).where(inArray(contacts.id, ids)).orderBy(contacts.businessId, contacts.id)
 }
+
+/** The contact of this business, locked until the transaction ends (erasure, contract §13). */
+export async function findContactForUpdate(db: Db, businessId: number, id: number): Promise<ContactRow | null> {
+  const [row] = await db.select().from(contacts).where(and(eq(contacts.id, id), eq(contacts.businessId, businessId))).for('update')
+  return row ?? null
+}
+
+/**
+ * Erasure (contract §13): deletes the contact; its inquiries, their outreach deliveries and
+ * attempts go with it (cascade), and properties it owned keep no owner (set null).
+ */
+export async function deleteContact(db: Db, businessId: number, id: number): Promise<boolean> {
+  const rows = await db.delete(contacts).where(and(eq(contacts.id, id), eq(contacts.businessId, businessId))).returning({ id: contacts.id })
+  return rows.length > 0
+}

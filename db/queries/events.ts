@@ -1,6 +1,13 @@
-/** The event outbox (contract §10.1). Every write runs inside the caller's transaction. */
+/** The event outbox (contract §10.1): recording, reading, relaying, retention and erasure. */
 import { sql } from 'drizzle-orm'
 import type { Db } from '../client'
+
+/**
+ * A list as ONE bound parameter (drizzle spreads a JS array into `($1, $2, …)`): sent as JSON
+ * text and unpacked by PostgreSQL, so any number of values is one parameter, safely quoted.
+ */
+export const textArray = (values: readonly string[]) => sql`array(select jsonb_array_elements_text(${JSON.stringify(values)}::jsonb))`
+export const intArray = (values: readonly number[]) => sql`array(select jsonb_array_elements_text(${JSON.stringify(values)}::jsonb)::int)`
 
 export interface NewEventRow {
   id: string
@@ -8,23 +15,175 @@ export interface NewEventRow {
   data: unknown
 }
 
+/** 2^62: provisional sequences are nextval − this, negative and below every real sequence. */
+export const PROVISIONAL_OFFSET = '4611686018427387904'
+
 /**
- * Appends events of one business with the next sequences, in one statement. The counter row is
- * locked from here to the end of the transaction, so call it as the transaction's last write:
- * transactions of the same business then take their sequences in commit order, and the lock is
- * held only for the commit itself.
+ * Appends events of one business in the caller's transaction, in one statement, in the order
+ * given. Takes no lock: the row's `sequence` is provisional (negative, from a PostgreSQL
+ * sequence) until the relay gives it the business's next sequence after commit
+ * (assignSequences), so concurrent writes of one business never wait for each other's commit.
+ * `created_at` is the statement's time (clock_timestamp), so events recorded later in a
+ * transaction are later.
  */
-export async function appendEvents(db: Db, businessId: number, rows: NewEventRow[]): Promise<{ id: string; sequence: number }[]> {
-  if (rows.length === 0) return []
-  const result = await db.execute<{ id: string; sequence: string | number }>(sql`
-    with counter as (
-      insert into event_counters (business_id, last_sequence) values (${businessId}, ${rows.length})
+export async function appendEvents(db: Db, businessId: number, rows: NewEventRow[]): Promise<void> {
+  if (rows.length === 0) return
+  await db.execute(sql`
+    insert into events (id, business_id, type, sequence, data, created_at)
+    select e.item->>'id', ${businessId}, e.item->>'type', nextval('events_pending_order_seq') - ${PROVISIONAL_OFFSET}::bigint, e.item->'data', clock_timestamp()
+    from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) with ordinality as e(item, ord)`)
+}
+
+export interface EventRecord {
+  id: string
+  type: string
+  sequence: number
+  createdAt: Date
+  data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> }
+}
+
+type RawEvent = { id: string; type: string; sequence: string | number; created_at: string | Date; data: EventRecord['data'] }
+const toRecord = (r: RawEvent): EventRecord => ({ id: r.id, type: r.type, sequence: Number(r.sequence), createdAt: new Date(r.created_at), data: r.data })
+
+/** Which types a read may return: exact names and `prefix.` prefixes (both already allowed for the key). */
+export interface TypeFilter {
+  exact: string[]
+  prefixes: string[]
+}
+
+const typeCondition = (f: TypeFilter) => {
+  const likes = f.prefixes.map((p) => `${p.replace(/[\\%_]/g, '\\$&')}%`)
+  return sql`(type = any(${textArray(f.exact)}) or type like any(${textArray(likes)}))`
+}
+
+/**
+ * One page after `after`, ascending by sequence: `limit + 1` rows are read so the caller knows
+ * whether more follow. Walks events_business_sequence_uq from `after`; the type condition is a
+ * filter on those rows.
+ */
+export async function listEvents(db: Db, q: { businessId: number; after: number; limit: number; types: TypeFilter }): Promise<EventRecord[]> {
+  const rows = await db.execute<RawEvent>(sql`
+    select id, type, sequence, created_at, data from events
+    where business_id = ${q.businessId} and sequence > ${q.after} and ${typeCondition(q.types)}
+    order by sequence limit ${q.limit + 1}`)
+  return [...rows].map(toRecord)
+}
+
+export async function findEvent(db: Db, businessId: number, id: string, types: TypeFilter): Promise<EventRecord | null> {
+  const rows = await db.execute<RawEvent>(sql`
+    select id, type, sequence, created_at, data from events where id = ${id} and business_id = ${businessId} and sequence > 0 and ${typeCondition(types)}`)
+  return rows[0] ? toRecord(rows[0]) : null
+}
+
+/** Events by id (the delivery runner reads the bodies it sends). */
+export async function findEventsByIds(db: Db, ids: string[]): Promise<Map<string, EventRecord>> {
+  if (ids.length === 0) return new Map()
+  const rows = await db.execute<RawEvent>(sql`select id, type, sequence, created_at, data from events where id = any(${textArray(ids)})`)
+  return new Map([...rows].map((r) => [r.id, toRecord(r)]))
+}
+
+/** The newest sequence of a business (0 when none): where `cli events tail` starts. */
+export async function lastSequence(db: Db, businessId: number): Promise<number> {
+  const rows = await db.execute<{ s: string | null }>(sql`select max(sequence) as s from events where business_id = ${businessId}`)
+  return Number(rows[0]?.s ?? 0)
+}
+
+// ---- relay ------------------------------------------------------------------------------------
+
+export interface UnrelayedEvent {
+  id: string
+  businessId: number
+  type: string
+}
+
+/**
+ * The relay's batch: takes up to `limit` committed events not yet relayed, oldest first, locked
+ * for its transaction (SKIP LOCKED: several relays share the work), and gives each its business's
+ * next sequences — per business one counter upsert, businesses in id order so two relays cannot
+ * deadlock, each business's events in the order they were recorded (their provisional sequence).
+ * Marks them relayed. Uses events_unrelayed_idx. Counter row locks are held by this transaction
+ * only, never by the writes that recorded the events.
+ */
+export async function sequenceUnrelayedEvents(db: Db, limit: number): Promise<UnrelayedEvent[]> {
+  const rows = await db.execute<{ id: string; business_id: number; type: string }>(sql`
+    with claimed as (
+      select id, business_id, type, sequence as provisional from events where relayed_at is null
+      order by created_at limit ${limit} for update skip locked
+    ), counts as (
+      select business_id, count(*) as n from claimed group by business_id
+    ), counters as (
+      insert into event_counters (business_id, last_sequence)
+      select business_id, n from counts order by business_id
       on conflict (business_id) do update set last_sequence = event_counters.last_sequence + excluded.last_sequence
-      returning last_sequence
+      returning business_id, last_sequence
+    ), numbered as (
+      select c.id, c.business_id, c.type,
+             k.last_sequence - n.n + row_number() over (partition by c.business_id order by c.provisional) as sequence
+      from claimed c join counts n using (business_id) join counters k using (business_id)
     )
-    insert into events (id, business_id, type, sequence, data)
-    select e.item->>'id', ${businessId}, e.item->>'type', counter.last_sequence - ${rows.length} + e.ord, e.item->'data'
-    from counter, jsonb_array_elements(${JSON.stringify(rows)}::jsonb) with ordinality as e(item, ord)
-    returning id, sequence`)
-  return [...result].map((r) => ({ id: r.id, sequence: Number(r.sequence) }))
+    update events e set sequence = numbered.sequence, relayed_at = now()
+    from numbered where e.id = numbered.id
+    returning e.id, e.business_id, e.type`)
+  return [...rows].map((r) => ({ id: r.id, businessId: r.business_id, type: r.type }))
+}
+
+/** The age in seconds of the oldest event not yet relayed (0 when none): a metric. */
+export async function oldestUnrelayedAgeSeconds(db: Db): Promise<number> {
+  const rows = await db.execute<{ age: number | null }>(sql`
+    select extract(epoch from now() - min(created_at))::float8 as age from events where relayed_at is null`)
+  return Math.max(0, Number(rows[0]?.age ?? 0))
+}
+
+// ---- retention --------------------------------------------------------------------------------
+
+/**
+ * Deletes up to `batch` events older than `days` (contract §10.1: kept 30 days); their webhook
+ * deliveries and attempts go with them (cascade). Uses events_created_idx. Returns how many went.
+ */
+export async function deleteEventsOlderThan(db: Db, days: number, batch: number): Promise<number> {
+  const rows = await db.execute(sql`
+    delete from events where id in (
+      select id from events where created_at < now() - make_interval(days => ${days}) order by created_at limit ${batch}
+    ) returning id`)
+  return rows.length
+}
+
+// ---- erasure (contract §13) -------------------------------------------------------------------
+
+/** The events about a lead: its lead.* events and the inquiry.created events of its inquiries. */
+const aboutLead = (businessId: number, leadId: number) => sql`
+  business_id = ${businessId} and (
+    (type like 'lead.%' and data->'object'->>'id' = ${String(leadId)})
+    or (type like 'inquiry.%' and data->'object'->>'lead_id' = ${String(leadId)}))`
+
+export async function eventsAboutLead(db: Db, businessId: number, leadId: number): Promise<EventRecord[]> {
+  const rows = await db.execute<RawEvent>(sql`
+    select id, type, sequence, created_at, data from events where ${aboutLead(businessId, leadId)} and sequence > 0 order by sequence`)
+  return [...rows].map(toRecord)
+}
+
+/**
+ * Keeps only `{object: {id}}` of every event about the lead (its personal fields go), and returns
+ * their ids. A scan of the business's events (at most 30 days of them): erasure is rare, and an
+ * index for it would cost every event insert.
+ */
+export async function scrubEventsAboutLead(db: Db, businessId: number, leadId: number): Promise<string[]> {
+  const rows = await db.execute<{ id: string }>(sql`
+    update events set data = jsonb_build_object('object', jsonb_build_object('id', data->'object'->'id'))
+    where ${aboutLead(businessId, leadId)} returning id`)
+  return [...rows].map((r) => r.id)
+}
+
+/**
+ * The public document of a published listing as the catalogue holds it, read in the caller's
+ * transaction right after its rebuild (property.published carries it, contract §10.1).
+ */
+export async function catalogueDocOf(db: Db, propertyId: number): Promise<Record<string, unknown> | null> {
+  const rows = await db.execute<{ doc: Record<string, unknown> }>(sql`select doc from catalogue_entries where property_id = ${propertyId}`)
+  return rows[0]?.doc ?? null
+}
+
+/** The relay's turn: a transaction-scoped advisory lock (released at commit; safe behind a transaction-mode pooler). */
+export async function takeRelayTurn(db: Db): Promise<void> {
+  await db.execute(sql`select pg_advisory_xact_lock(727002)`)
 }

@@ -64,3 +64,22 @@ export async function deleteExpiredIdempotencyKeys(db: Db): Promise<number> {
   const rows = await db.execute(sql`delete from idempotency_keys where created_at < now() - interval '24 hours' returning id`)
   return rows.length
 }
+
+/**
+ * Erasure (contract §13): the stored answers of this business's keys that name the lead — a
+ * createLead answer (`id`, or `existing_id` of a 409) or a createLeadInquiry answer (`lead_id`) —
+ * are deleted with their request hashes, which were computed from the person's data.
+ */
+export async function deleteAnswersNamingLead(db: Db, businessId: number, leadId: number): Promise<number> {
+  const id = String(leadId)
+  const rows = await db.execute(sql`
+    delete from idempotency_keys k using api_keys a
+    where a.id = k.api_key_id and a.business_id = ${businessId} and k.state = 'done'
+      and k.operation in ('createLead', 'createLeadInquiry') and k.response_body like ${`%${id}%`}
+      and (case when k.response_body ~ '^\\s*\\{' then
+             (k.operation = 'createLead' and (k.response_body::jsonb->>'id' = ${id} or k.response_body::jsonb->>'existing_id' = ${id}))
+             or (k.operation = 'createLeadInquiry' and k.response_body::jsonb->>'lead_id' = ${id})
+           else false end)
+    returning k.id`)
+  return rows.length
+}

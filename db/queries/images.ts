@@ -15,6 +15,10 @@ export interface NewUploadFile {
   contentType: string
   declaredSize: number
   originalKey: string
+  /** Imports (contract §9.2): the URL to fetch, the title and whether the public copy is marked. */
+  sourceUrl?: string
+  title?: string
+  watermark?: boolean
 }
 
 export interface UploadFileRow {
@@ -26,13 +30,18 @@ export interface UploadFileRow {
   state: FileState
   error: string | null
   imageId: string | null
+  /** An import's URL; null for an uploaded file. */
+  sourceUrl: string | null
 }
+
+export type SessionKind = (typeof uploadSessions.$inferSelect)['kind']
 
 export interface UploadSessionRow {
   id: string
   businessId: number
   propertyId: number
   state: SessionState
+  kind: SessionKind
   expiresAt: Date
   files: UploadFileRow[]
 }
@@ -46,13 +55,32 @@ const fileColumns = {
   state: uploadFiles.state,
   error: uploadFiles.error,
   imageId: uploadFiles.imageId,
+  sourceUrl: uploadFiles.sourceUrl,
 }
 
-export async function createUploadSession(db: Db, params: { businessId: number; propertyId: number; expiresAt: Date; files: NewUploadFile[] }): Promise<{ id: string; files: (UploadFileRow & NewUploadFile)[] }> {
-  const [session] = await db.insert(uploadSessions).values({ businessId: params.businessId, propertyId: params.propertyId, expiresAt: params.expiresAt }).returning({ id: uploadSessions.id })
+const sessionColumns = {
+  id: uploadSessions.id,
+  businessId: uploadSessions.businessId,
+  propertyId: uploadSessions.propertyId,
+  state: uploadSessions.state,
+  kind: uploadSessions.kind,
+  expiresAt: uploadSessions.expiresAt,
+}
+
+/**
+ * An upload session and its files. An import (contract §9.2) starts `processing` with its files:
+ * there is nothing for the client to PUT, the worker fetches them.
+ */
+export async function createUploadSession(
+  db: Db,
+  params: { businessId: number; propertyId: number; expiresAt: Date; files: NewUploadFile[]; kind?: SessionKind },
+): Promise<{ id: string; files: (UploadFileRow & { filename: string })[] }> {
+  const kind = params.kind ?? 'upload'
+  const started = kind === 'import' ? { state: 'processing' as const, completedAt: sql`now()` } : {}
+  const [session] = await db.insert(uploadSessions).values({ businessId: params.businessId, propertyId: params.propertyId, expiresAt: params.expiresAt, kind, ...started }).returning({ id: uploadSessions.id })
   const files = await db
     .insert(uploadFiles)
-    .values(params.files.map((f, i) => ({ sessionId: session.id, position: i + 1, ...f })))
+    .values(params.files.map((f, i) => ({ sessionId: session.id, position: i + 1, ...f, ...(kind === 'import' ? { state: 'processing' as const } : {}) })))
     .returning({ ...fileColumns, filename: uploadFiles.filename })
   files.sort((a, b) => a.position - b.position)
   return { id: session.id, files }
@@ -65,7 +93,7 @@ async function filesOf(db: Db, sessionId: string): Promise<UploadFileRow[]> {
 /** The session of this business and property (tenancy: anything else is "not found"). */
 export async function findUploadSession(db: Db, where: { businessId: number; propertyId: number; uploadId: string }): Promise<UploadSessionRow | null> {
   const [session] = await db
-    .select({ id: uploadSessions.id, businessId: uploadSessions.businessId, propertyId: uploadSessions.propertyId, state: uploadSessions.state, expiresAt: uploadSessions.expiresAt })
+    .select(sessionColumns)
     .from(uploadSessions)
     .where(and(eq(uploadSessions.id, where.uploadId), eq(uploadSessions.businessId, where.businessId), eq(uploadSessions.propertyId, where.propertyId)))
   if (!session) return null
@@ -75,7 +103,7 @@ export async function findUploadSession(db: Db, where: { businessId: number; pro
 /** The session by id alone (workers). */
 export async function loadUploadSession(db: Db, uploadId: string): Promise<UploadSessionRow | null> {
   const [session] = await db
-    .select({ id: uploadSessions.id, businessId: uploadSessions.businessId, propertyId: uploadSessions.propertyId, state: uploadSessions.state, expiresAt: uploadSessions.expiresAt })
+    .select(sessionColumns)
     .from(uploadSessions)
     .where(eq(uploadSessions.id, uploadId))
   if (!session) return null
@@ -181,11 +209,12 @@ export async function createImagesForFiles(db: Db, session: Pick<UploadSessionRo
     if (locked.length === 0) return []
     for (const file of files) {
       await tx.execute(sql`
-        insert into property_images (business_id, property_id, upload_file_id, original_key, position, is_primary, state)
+        insert into property_images (business_id, property_id, upload_file_id, original_key, position, is_primary, state, title, watermarked)
         select ${session.businessId}, ${session.propertyId}, ${file.id}, ${file.originalKey},
           coalesce((select max(position) from property_images where property_id = ${session.propertyId}), 0) + 1,
           not exists (select 1 from property_images where property_id = ${session.propertyId} and is_primary and state <> 'failed'),
-          'processing'
+          'processing', f.title, f.watermark
+        from upload_files f where f.id = ${file.id}
         on conflict (upload_file_id) do nothing`)
     }
     const rows = await tx
@@ -205,6 +234,8 @@ export interface ImageToProcess {
   uploadFileId: string | null
   originalKey: string
   state: 'processing' | 'ready' | 'failed'
+  /** false: an unmarked public copy (an import with `watermark: false`, contract §9.2). */
+  watermarked: boolean
   businessName: string
   watermarkKey: string | null
 }
@@ -218,6 +249,7 @@ export async function loadImageToProcess(db: Db, imageId: string): Promise<Image
       uploadFileId: propertyImages.uploadFileId,
       originalKey: propertyImages.originalKey,
       state: propertyImages.state,
+      watermarked: propertyImages.watermarked,
       businessName: businesses.name,
       watermarkKey: businesses.watermarkKey,
     })
@@ -227,7 +259,7 @@ export async function loadImageToProcess(db: Db, imageId: string): Promise<Image
   return row ?? null
 }
 
-async function sessionOfFile(db: Db, fileId: string | null): Promise<string | null> {
+export async function sessionOfFile(db: Db, fileId: string | null): Promise<string | null> {
   if (!fileId) return null
   const [row] = await db.select({ sessionId: uploadFiles.sessionId }).from(uploadFiles).where(eq(uploadFiles.id, fileId))
   return row?.sessionId ?? null
@@ -276,7 +308,7 @@ export async function markImageFailed(tx: Db, image: Pick<ImageToProcess, 'id' |
 }
 
 /** A property without a (non-failed) primary image gives the role to its first non-failed image in order. */
-async function assignPrimaryIfNone(tx: Db, propertyId: number): Promise<void> {
+export async function assignPrimaryIfNone(tx: Db, propertyId: number): Promise<void> {
   await tx.execute(sql`
     update property_images set is_primary = true
     where id = (select id from property_images where property_id = ${propertyId} and state <> 'failed' order by position limit 1)
@@ -306,7 +338,12 @@ export async function reopenImage(tx: Db, imageId: string): Promise<boolean> {
     if (file.length === 0) return false
     if (sessionId) await reopenSession(tx, sessionId)
   }
-  await tx.update(propertyImages).set({ state: 'processing', error: null }).where(eq(propertyImages.id, imageId))
+  // Back at the end of the order: the cover (primary) stays first (contract §9.1), and images the
+  // integrator ordered meanwhile keep their places.
+  await tx.execute(sql`
+    update property_images set state = 'processing', error = null,
+      position = coalesce((select max(position) from property_images where property_id = ${image.propertyId}), 0) + 1
+    where id = ${imageId}`)
   // The role moved on when it failed; it comes back only if no other image took it.
   await assignPrimaryIfNone(tx, image.propertyId)
   return true
@@ -388,4 +425,96 @@ export async function deleteOldExpiredSessions(db: Db, olderThanMs = 7 * 24 * 36
     .where(and(eq(uploadSessions.state, 'expired'), sql`${uploadSessions.expiresAt} < ${cutoff.toISOString()}`))
     .returning({ id: uploadSessions.id })
   return rows.length
+}
+
+// ---- managing a property's images (contract §9.1) ----
+
+/** An image as its property's list shows it; `position` orders the non-failed ones. */
+export interface PropertyImageRow {
+  id: string
+  state: 'processing' | 'ready' | 'failed'
+  publicUrl: string | null
+  position: number
+  isPrimary: boolean
+  title: string
+  watermarked: boolean
+  width: number | null
+  height: number | null
+  error: string | null
+}
+
+const imageColumns = {
+  id: propertyImages.id,
+  state: propertyImages.state,
+  publicUrl: propertyImages.publicUrl,
+  position: propertyImages.position,
+  isPrimary: propertyImages.isPrimary,
+  title: propertyImages.title,
+  watermarked: propertyImages.watermarked,
+  width: propertyImages.width,
+  height: propertyImages.height,
+  error: propertyImages.error,
+}
+
+/** Display order (contract §9.1): non-failed images by position, then the failed ones. Uses property_images_property_idx. */
+export async function listPropertyImages(db: Db, propertyId: number): Promise<PropertyImageRow[]> {
+  return db
+    .select(imageColumns)
+    .from(propertyImages)
+    .where(eq(propertyImages.propertyId, propertyId))
+    .orderBy(sql`${propertyImages.state} = 'failed'`, asc(propertyImages.position), asc(propertyImages.createdAt))
+}
+
+/** An image of this property, with what its deletion needs (its objects and upload file). */
+export interface ImageKeys {
+  id: string
+  state: PropertyImageRow['state']
+  isPrimary: boolean
+  title: string
+  originalKey: string
+  publicKey: string | null
+  uploadFileId: string | null
+}
+
+export async function findPropertyImage(db: Db, propertyId: number, imageId: string): Promise<ImageKeys | null> {
+  const [row] = await db
+    .select({ id: propertyImages.id, state: propertyImages.state, isPrimary: propertyImages.isPrimary, title: propertyImages.title, originalKey: propertyImages.originalKey, publicKey: propertyImages.publicKey, uploadFileId: propertyImages.uploadFileId })
+    .from(propertyImages)
+    .where(and(eq(propertyImages.id, imageId), eq(propertyImages.propertyId, propertyId)))
+  return row ?? null
+}
+
+export async function setImageTitle(db: Db, imageId: string, title: string): Promise<void> {
+  await db.update(propertyImages).set({ title }).where(eq(propertyImages.id, imageId))
+}
+
+/**
+ * The non-failed images of the property take positions 1..n in `ids` order (which must list each
+ * of them once), the failed ones follow, and the first becomes the only primary (the cover is
+ * always first, contract §9.1). Run it with the property row locked.
+ */
+export async function applyImageOrder(tx: Db, propertyId: number, ids: string[]): Promise<void> {
+  await tx.execute(sql`
+    with wanted as (select w.id::uuid as id, w.ord from jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb) with ordinality as w(id, ord)),
+    failed as (select id, ${ids.length} + row_number() over (order by position, created_at) as ord from property_images where property_id = ${propertyId} and state = 'failed')
+    update property_images p set position = n.ord, is_primary = (n.ord = 1 and p.state <> 'failed')
+    from (select * from wanted union all select * from failed) n
+    where p.id = n.id and p.property_id = ${propertyId}`)
+}
+
+/** Deletes the image row; the next non-failed image in order takes the primary role if it had it. Run it with the property row locked. */
+export async function deleteImageRow(tx: Db, propertyId: number, imageId: string): Promise<void> {
+  await tx.delete(propertyImages).where(and(eq(propertyImages.id, imageId), eq(propertyImages.propertyId, propertyId)))
+  await assignPrimaryIfNone(tx, propertyId)
+}
+
+/** The original of a deleted image's upload file is now the storage cleanup's, not the upload sweep's. */
+export async function markFilePurged(db: Db, fileId: string): Promise<void> {
+  await db.update(uploadFiles).set({ purgedAt: sql`now()` }).where(eq(uploadFiles.id, fileId))
+}
+
+/** The image still exists and is `ready` with this public key (so that key must be kept). */
+export async function imageHoldsPublicKey(db: Db, imageId: string, publicKey: string): Promise<boolean> {
+  const [row] = await db.select({ id: propertyImages.id }).from(propertyImages).where(and(eq(propertyImages.id, imageId), eq(propertyImages.publicKey, publicKey), eq(propertyImages.state, 'ready')))
+  return row !== undefined
 }

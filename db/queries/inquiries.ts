@@ -65,3 +65,74 @@ export async function insertInquiry(db: Db, values: NewInquiry): Promise<{ id: n
   const [row] = await db.insert(leadInquiries).values(values).returning({ id: leadInquiries.id, createdAt: leadInquiries.createdAt })
   return row
 }
+
+export interface InquiryWithOutreach {
+  id: number
+  leadId: number
+  propertyId: number | null
+  contactName: string
+  contactEmail: string | null
+  contactPhone: string | null
+  message: string
+  source: string | null
+  sourcePage: string | null
+  createdAt: Date
+  /** The state of the inquiry's outreach delivery; null when none was made. */
+  deliveryState: string | null
+  /** The answer's `outreach` as stored (null on inquiries stored before it was). */
+  answeredOutreach: string | null
+}
+
+/** A lead's inquiries, newest first, each with its outreach delivery's state (the export, contract §13). */
+export async function inquiriesOfContactWithOutreach(db: Db, contactId: number): Promise<InquiryWithOutreach[]> {
+  const rows = await db.execute<{
+    id: number; contact_id: number; property_id: number | null; contact_name: string; contact_email: string | null; contact_phone: string | null
+    message: string; source: string | null; source_page: string | null; created_at: string | Date; delivery_state: string | null; outreach: string | null
+  }>(sql`
+    select i.id, i.contact_id, i.property_id, i.contact_name, i.contact_email, i.contact_phone, i.message, i.source, i.source_page, i.created_at, i.outreach,
+           (select d.state from outreach_deliveries d where d.inquiry_id = i.id order by d.created_at desc limit 1) as delivery_state
+    from lead_inquiries i where i.contact_id = ${contactId}
+    order by i.created_at desc, i.id desc`)
+  return [...rows].map((r) => ({
+    id: r.id, leadId: r.contact_id, propertyId: r.property_id, contactName: r.contact_name, contactEmail: r.contact_email, contactPhone: r.contact_phone,
+    message: r.message, source: r.source, sourcePage: r.source_page, createdAt: new Date(r.created_at), deliveryState: r.delivery_state, answeredOutreach: r.outreach,
+  }))
+}
+
+export interface InquiryListRow {
+  id: number
+  leadId: number
+  propertyId: number | null
+  message: string
+  source: string | null
+  sourcePage: string | null
+  /** What the create answered (null: stored before it was kept). */
+  outreach: 'queued' | 'skipped' | 'not_configured' | null
+  /** The inquiry's outreach delivery, when one was made. */
+  deliveryState: 'pending' | 'delivered' | 'failed' | 'skipped' | null
+  createdAt: Date
+}
+
+/**
+ * One page of a contact's inquiries, newest first (GET /leads/{id}/inquiries, contract §9.4), and
+ * how many there are. Uses lead_inquiries_contact_idx; each delivery by outreach_deliveries_inquiry_idx.
+ */
+export async function listInquiriesOfContact(db: Db, contactId: number, page: { limit: number; offset: number }): Promise<{ rows: InquiryListRow[]; count: number }> {
+  const rows = await db.execute<{
+    id: number; contact_id: number; property_id: number | null; message: string; source: string | null; source_page: string | null
+    outreach: InquiryListRow['outreach']; delivery_state: InquiryListRow['deliveryState']; created_at: string | Date
+  }>(sql`
+    select i.id, i.contact_id, i.property_id, i.message, i.source, i.source_page, i.outreach, i.created_at,
+           (select d.state from outreach_deliveries d where d.inquiry_id = i.id order by d.created_at desc limit 1) as delivery_state
+    from lead_inquiries i where i.contact_id = ${contactId}
+    order by i.created_at desc, i.id desc
+    limit ${page.limit} offset ${page.offset}`)
+  const [{ total }] = await db.execute<{ total: number }>(sql`select count(*)::int as total from lead_inquiries where contact_id = ${contactId}`)
+  return {
+    count: total,
+    rows: [...rows].map((r) => ({
+      id: r.id, leadId: r.contact_id, propertyId: r.property_id, message: r.message, source: r.source, sourcePage: r.source_page,
+      outreach: r.outreach, deliveryState: r.delivery_state, createdAt: new Date(r.created_at),
+    })),
+  }
+}

@@ -157,3 +157,19 @@ export async function listOutreachDeliveries(db: Db, businessId: number, limit: 
   }
   return rows.map((r) => ({ ...r, attemptRows: byDelivery.get(r.id) ?? [] }))
 }
+
+/** The outreach deliveries of a lead's inquiries (the export, contract §13). */
+export async function outreachDeliveriesOfContact(db: Db, contactId: number): Promise<{ id: string; inquiryId: number; state: DeliveryState; attempts: number }[]> {
+  const rows = await db.execute<{ id: string; inquiry_id: number; state: DeliveryState; attempts: number }>(sql`
+    select d.id, d.inquiry_id, d.state, d.attempts from outreach_deliveries d
+    join lead_inquiries i on i.id = d.inquiry_id
+    where i.contact_id = ${contactId} order by d.created_at, d.id`)
+  return [...rows].map((r) => ({ id: r.id, inquiryId: r.inquiry_id, state: r.state, attempts: r.attempts }))
+}
+
+/** Seconds since the oldest outreach delivery still pending was created (0 when none): a metric. */
+export async function oldestPendingOutreachAgeSeconds(db: Db): Promise<number> {
+  const rows = await db.execute<{ age: number | null }>(sql`
+    select extract(epoch from now() - min(created_at))::float8 as age from outreach_deliveries where state = 'pending'`)
+  return Math.max(0, Number(rows[0]?.age ?? 0))
+}

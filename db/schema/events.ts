@@ -1,12 +1,19 @@
 import { sql } from 'drizzle-orm'
-import { bigint, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { bigint, index, integer, jsonb, pgSequence, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import { businesses } from './businesses'
 
 /**
+ * Insertion order of events not yet sequenced: a row is written with `sequence` =
+ * nextval − 2^62 (negative, unique, increasing), which the relay replaces by the business's next
+ * sequence (shared/webhooks/relay.ts). A sequence is non-transactional: taking a value locks nothing.
+ */
+export const eventsPendingOrder = pgSequence('events_pending_order_seq')
+
+/**
  * The outbox of observable changes (contract §10.1): each row is written in the transaction of
- * the change it describes. `sequence` increases strictly per business in commit order (it is
- * allocated from event_counters as the transaction's last statement, so the counter row's lock
- * is held only until commit).
+ * the change it describes, with a provisional negative `sequence`; the relay then gives it the
+ * business's next sequence from event_counters, in batches, so `sequence` increases strictly per
+ * business in commit order without any lock held by the writing transaction (docs/events.md).
  */
 export const events = pgTable(
   'events',

@@ -19,6 +19,12 @@ export const leadInquiries = pgTable(
     message: text('message').notNull(),
     source: text('source'),
     sourcePage: text('source_page'),
+    /**
+     * The answer's `outreach` (contract §4.2): `queued` (a delivery was made: its state says the
+     * rest), `skipped` (the request said `outreach: false`) or `not_configured`. Null on inquiries
+     * stored before it was kept (their delivery, if any, says `queued`; otherwise `not_configured`).
+     */
+    outreach: text('outreach', { enum: ['queued', 'skipped', 'not_configured'] }),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (t) => [

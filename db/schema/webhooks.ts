@@ -44,6 +44,10 @@ export const webhookDeliveries = pgTable(
     uniqueIndex('webhook_deliveries_endpoint_event_uq').on(t.endpointId, t.eventId),
     index('webhook_deliveries_event_idx').on(t.eventId),
     index('webhook_deliveries_pending_idx').on(t.nextAttemptAt).where(sql`${t.state} = 'pending'`),
+    // An endpoint's runner claims its due deliveries, oldest due first (shared/webhooks/delivery.ts),
+    // and the poller probes each enabled endpoint for one: without it a backlog of one endpoint
+    // would be read through by every other endpoint's claim.
+    index('webhook_deliveries_endpoint_due_idx').on(t.endpointId, t.nextAttemptAt).where(sql`${t.state} = 'pending'`),
   ],
 )
 

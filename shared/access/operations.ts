@@ -28,12 +28,44 @@ export const OPERATIONS = {
   createImageUpload: { method: 'POST', path: '/v1/properties/:property_id/images/uploads', scope: 'properties:write', idempotent: true },
   completeImageUpload: { method: 'POST', path: '/v1/properties/:property_id/images/uploads/:upload_id/complete', scope: 'properties:write', idempotent: false },
   getImageUpload: { method: 'GET', path: '/v1/properties/:property_id/images/uploads/:upload_id', scope: 'properties:write', idempotent: false },
+  // contract §9: media management, imports and videos; §9.4 reading back and removing a listing.
+  getPrivateProperty: { method: 'GET', path: '/v1/properties/:property_id/private', scope: 'properties:write', idempotent: false },
+  deleteProperty: { method: 'DELETE', path: '/v1/properties/:property_id', scope: 'properties:write', idempotent: false },
+  listImages: { method: 'GET', path: '/v1/properties/:property_id/images', scope: 'properties:write', idempotent: false },
+  updateImage: { method: 'PATCH', path: '/v1/properties/:property_id/images/:image_id', scope: 'properties:write', idempotent: false },
+  reorderImages: { method: 'PUT', path: '/v1/properties/:property_id/images/order', scope: 'properties:write', idempotent: false },
+  deleteImage: { method: 'DELETE', path: '/v1/properties/:property_id/images/:image_id', scope: 'properties:write', idempotent: false },
+  importImages: { method: 'POST', path: '/v1/properties/:property_id/images/imports', scope: 'properties:write', idempotent: true },
+  createVideoLink: { method: 'POST', path: '/v1/properties/:property_id/videos', scope: 'properties:write', idempotent: true },
+  createVideoUpload: { method: 'POST', path: '/v1/properties/:property_id/videos/uploads', scope: 'properties:write', idempotent: true },
+  completeVideoUpload: { method: 'POST', path: '/v1/properties/:property_id/videos/:video_id/complete', scope: 'properties:write', idempotent: false },
+  listVideos: { method: 'GET', path: '/v1/properties/:property_id/videos', scope: 'properties:write', idempotent: false },
+  updateVideo: { method: 'PATCH', path: '/v1/properties/:property_id/videos/:video_id', scope: 'properties:write', idempotent: false },
+  reorderVideos: { method: 'PUT', path: '/v1/properties/:property_id/videos/order', scope: 'properties:write', idempotent: false },
+  deleteVideo: { method: 'DELETE', path: '/v1/properties/:property_id/videos/:video_id', scope: 'properties:write', idempotent: false },
+  listLeadInquiries: { method: 'GET', path: '/v1/leads/:lead_id/inquiries', scope: 'leads:read', idempotent: false },
   listLeads: { method: 'GET', path: '/v1/leads', scope: 'leads:read', idempotent: false },
   createLead: { method: 'POST', path: '/v1/leads', scope: 'leads:write', idempotent: true },
   getLead: { method: 'GET', path: '/v1/leads/:lead_id', scope: 'leads:read', idempotent: false },
   updateLead: { method: 'PATCH', path: '/v1/leads/:lead_id', scope: 'leads:write', idempotent: false },
   ingestRentalLead: { method: 'POST', path: '/v1/leads/ingest', scope: 'leads:ingest', idempotent: false },
   createLeadInquiry: { method: 'POST', path: '/v1/leads/inquiries', scope: 'leads:ingest', idempotent: true },
+  // contract §13: data-subject rights.
+  deleteLead: { method: 'DELETE', path: '/v1/leads/:lead_id', scope: 'leads:write', idempotent: false },
+  exportLead: { method: 'GET', path: '/v1/leads/:lead_id/export', scope: 'leads:read', idempotent: false },
+  // contract §10.1: any key may list events; each sees only the types its scopes can read.
+  listEvents: { method: 'GET', path: '/v1/events', scope: 'any', idempotent: false },
+  getEvent: { method: 'GET', path: '/v1/events/:event_id', scope: 'any', idempotent: false },
+  redeliverEvent: { method: 'POST', path: '/v1/events/:event_id/redeliver', scope: 'webhooks:write', idempotent: false },
+  // contract §10.2. Creating an endpoint does not honour Idempotency-Key: its answer carries the
+  // signing secret, which would then be kept in plain text for 24 h to replay it (docs/events.md).
+  createWebhookEndpoint: { method: 'POST', path: '/v1/webhook_endpoints', scope: 'webhooks:write', idempotent: false },
+  listWebhookEndpoints: { method: 'GET', path: '/v1/webhook_endpoints', scope: 'webhooks:write', idempotent: false },
+  getWebhookEndpoint: { method: 'GET', path: '/v1/webhook_endpoints/:endpoint_id', scope: 'webhooks:write', idempotent: false },
+  updateWebhookEndpoint: { method: 'PATCH', path: '/v1/webhook_endpoints/:endpoint_id', scope: 'webhooks:write', idempotent: false },
+  deleteWebhookEndpoint: { method: 'DELETE', path: '/v1/webhook_endpoints/:endpoint_id', scope: 'webhooks:write', idempotent: false },
+  listWebhookDeliveries: { method: 'GET', path: '/v1/webhook_endpoints/:endpoint_id/deliveries', scope: 'webhooks:write', idempotent: false },
+  rotateWebhookSecret: { method: 'POST', path: '/v1/webhook_endpoints/:endpoint_id/rotate_secret', scope: 'webhooks:write', idempotent: false },
 } as const satisfies Record<string, OperationSpec>
 
 export type OperationId = keyof typeof OPERATIONS

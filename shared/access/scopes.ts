@@ -1,5 +1,8 @@
-/** api-spec §5.3: the scopes a key can hold. `GET /me` needs none. */
-export const SCOPES = ['properties:read', 'properties:write', 'leads:read', 'leads:write', 'leads:ingest'] as const
+/**
+ * api-spec §5.3: the scopes a key can hold. `GET /me` needs none. `webhooks:write` (contract
+ * §10.2) manages webhook endpoints and redeliveries.
+ */
+export const SCOPES = ['properties:read', 'properties:write', 'leads:read', 'leads:write', 'leads:ingest', 'webhooks:write'] as const
 export type Scope = (typeof SCOPES)[number]
 
 export function parseScopes(raw: string): Scope[] {

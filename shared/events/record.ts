@@ -1,7 +1,8 @@
 /**
  * Recording events (contract §10.1): in the same transaction as the change, so there is no
- * event without its change and no change without its event. Call it as the transaction's last
- * write (db/queries/events.ts explains why).
+ * event without its change and no change without its event. It takes no lock: the event gets
+ * its business's `sequence` from the relay right after commit (docs/events.md), so it may be
+ * called anywhere in the transaction; events recorded later in a transaction come later.
  */
 import { randomBytes } from 'node:crypto'
 import type { Db } from '../../db/client'
@@ -24,7 +25,18 @@ export function newEventId(): string {
   return id
 }
 
+/**
+ * `bun run bench events` measures the write paths with and without events side by side: its
+ * "without events" API process turns recording off here. Nothing else calls it; the service
+ * always records (contract §10.1: no change without its event).
+ */
+let recording = true
+export function disableEventRecordingForBenchmark(): void {
+  recording = false
+}
+
 export async function recordEvents(tx: Db, businessId: number, events: NewEvent[]): Promise<void> {
+  if (!recording) return
   await appendEvents(tx, businessId, events.map((e) => ({
     id: newEventId(),
     type: e.type,

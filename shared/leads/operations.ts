@@ -5,7 +5,7 @@
  */
 import type { Db } from '../../db/client'
 import { findContact, findContactsByIds, insertContact, insertIngestContacts, listContacts, updateContact, type WriteResult } from '../../db/queries/contacts'
-import { findOrCreateContact, insertInquiry, isPropertyOfBusiness } from '../../db/queries/inquiries'
+import { findOrCreateContact, insertInquiry, isPropertyOfBusiness, listInquiriesOfContact, type InquiryListRow } from '../../db/queries/inquiries'
 import { hasEnabledOutreachEndpoint, insertOutreachDelivery } from '../../db/queries/outreach'
 import { newDeliveryId, type DeliveryBody } from '../outreach/delivery'
 import { recordEvents, type NewEvent } from '../events/record'
@@ -16,7 +16,7 @@ import type { InquiryValues } from './inquiry-input'
 import { leadInputToColumns } from './lead-input'
 import { leadView } from './lead-view'
 import { contactListQuery } from './list-query'
-import type { LeadCreate, LeadListParams, LeadUpdate, LeadView, OutreachOutcome } from './schemas'
+import type { InquiryListParams, InquiryView, LeadCreate, LeadListParams, LeadUpdate, LeadView, OutreachOutcome } from './schemas'
 
 /**
  * The rental-ingest row of a landing-form payload, or its 422/500 refusal, before the answer
@@ -93,6 +93,41 @@ export async function updateLead(deps: Pick<Services, 'database'>, businessId: n
 }
 
 /**
+ * An inquiry's `outreach` now (contract §9.4): its delivery's state when one was made (pending is
+ * still `queued`), else what the create answered; inquiries stored before that answer was kept
+ * and without a delivery read `not_configured`.
+ */
+export function inquiryOutreach(row: Pick<InquiryListRow, 'outreach' | 'deliveryState'>): InquiryView['outreach'] {
+  if (row.deliveryState !== null) return row.deliveryState === 'pending' ? 'queued' : row.deliveryState
+  return row.outreach === 'skipped' ? 'skipped' : 'not_configured'
+}
+
+export interface InquiryPage {
+  inquiries: InquiryView[]
+  count: number
+  limit: number
+  offset: number
+}
+
+/** GET /leads/{id}/inquiries: the lead's inquiries newest first; 404 for a missing or foreign lead. */
+export async function listLeadInquiries(deps: Pick<Services, 'database'>, businessId: number, leadId: number, query: InquiryListParams): Promise<InquiryPage> {
+  const { db } = deps.database
+  if (!(await findContact(db, businessId, leadId))) throw leadNotFound()
+  const limit = query.limit ?? 100
+  const offset = query.offset ?? 0
+  const { rows, count } = await listInquiriesOfContact(db, leadId, { limit, offset })
+  return {
+    count,
+    limit,
+    offset,
+    inquiries: rows.map((r) => ({
+      id: r.id, lead_id: r.leadId, property_id: r.propertyId, message: r.message, source: r.source, source_page: r.sourcePage,
+      outreach: inquiryOutreach(r), created_at: r.createdAt.toISOString(),
+    })),
+  }
+}
+
+/**
  * Inserts one micro-batch of accepted rental leads (the lead-ingest worker, and the API when
  * Redis cannot take the batch). The first lead of a (business, phone) wins within the batch;
  * later and earlier duplicates create and update nothing. Returns the number of leads created.
@@ -132,6 +167,8 @@ export async function createInquiry(tx: Db, businessId: number, values: InquiryV
     throw fieldError(['body', 'property_id'], 'No property with this id in this business', 'not_found')
   }
   const lead = await findOrCreateContact(tx, businessId, values.contact)
+  // Decided before the insert so the inquiry keeps it (GET /leads/{id}/inquiries, contract §9.4).
+  const outreach: OutreachOutcome = !values.outreach ? 'skipped' : (await hasEnabledOutreachEndpoint(tx, businessId)) ? 'queued' : 'not_configured'
   const inquiry = await insertInquiry(tx, {
     businessId,
     contactId: lead.id,
@@ -142,6 +179,7 @@ export async function createInquiry(tx: Db, businessId: number, values: InquiryV
     message: values.message,
     source: values.source,
     sourcePage: values.sourcePage,
+    outreach,
   })
 
   const base = { inquiryId: inquiry.id, leadId: lead.id, leadCreated: lead.created }
@@ -162,8 +200,7 @@ export async function createInquiry(tx: Db, businessId: number, values: InquiryV
     { type: 'inquiry.created', object: { id: inquiry.id, ...described } },
   ]
   let created: CreatedInquiry
-  if (!values.outreach) created = { ...base, outreach: 'skipped', deliveryId: null }
-  else if (!(await hasEnabledOutreachEndpoint(tx, businessId))) created = { ...base, outreach: 'not_configured', deliveryId: null }
+  if (outreach !== 'queued') created = { ...base, outreach, deliveryId: null }
   else {
     const deliveryId = newDeliveryId()
     const payload: DeliveryBody = { type: 'inquiry.created', delivery_id: deliveryId, ...described }
@@ -186,3 +223,6 @@ export async function queueOutreachDelivery(deps: Pick<Services, 'queues' | 'log
     deps.logger.warn('outreach enqueue failed; the maintenance sweep will queue it', { delivery_id: deliveryId, error: (error as Error).message })
   }
 }
+
+/** Data-subject rights (contract §13): shared/leads/erasure.ts. */
+export { cleanUpErasedLead, eraseLead, exportLead } from './erasure'

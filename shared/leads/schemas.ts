@@ -10,6 +10,7 @@ import { MAX_ID, Nullable, Timestamp, literalUnion } from '../platform/schemas'
 import { PROPERTY_TYPES } from '../listings/subtypes'
 import { INVALID_PHONE_MESSAGE } from './phones'
 import { invalidBudgetDetail } from './budget'
+import { Event } from '../events/schemas'
 
 const strict = { additionalProperties: false }
 
@@ -318,3 +319,82 @@ export const LeadInquiryResponse = T.Object(
   },
 )
 export type LeadInquiryAnswer = Static<typeof LeadInquiryResponse>
+
+// ---- data-subject rights (contract §13, §15) ----------------------------------------------------
+
+export const EXPORT_INQUIRY_OUTREACH = ['queued', 'delivered', 'failed', 'skipped', 'not_configured'] as const
+
+export const LeadExportInquiry = T.Object(
+  {
+    id: T.Integer({ minimum: 1 }),
+    lead_id: T.Integer({ minimum: 1 }),
+    property_id: Nullable(T.Integer()),
+    message: T.String(),
+    source: Nullable(T.String()),
+    source_page: Nullable(T.String()),
+    outreach: literalUnion(EXPORT_INQUIRY_OUTREACH, { description: 'The state of the inquiry\'s outreach delivery (`queued` while pending); without a delivery, `skipped` (the request said `outreach: false`) or `not_configured`.' }),
+    created_at: Timestamp,
+    contact: T.Object({ name: T.String(), email: Nullable(T.String()), phone: Nullable(T.String()) }, { description: 'The person as they wrote in with this inquiry.' }),
+  },
+  { title: 'LeadExportInquiry' },
+)
+
+export const LeadExportResponse = T.Object(
+  {
+    status: T.Literal('ok'),
+    data: T.Object({
+      lead: Lead,
+      inquiries: T.Array(LeadExportInquiry, { description: 'Newest first.' }),
+      outreach_deliveries: T.Array(T.Object({ id: T.String(), inquiry_id: T.Integer(), state: T.String(), attempts: T.Integer({ minimum: 0 }) }, { title: 'LeadExportOutreachDelivery' })),
+      events: T.Array(Event, { description: 'The stored events about the lead and its inquiries (kept 30 days), ascending by sequence.' }),
+    }),
+    authenticated_as: T.String(),
+  },
+  { title: 'LeadExportResponse' },
+)
+export type LeadExport = Static<typeof LeadExportResponse>['data']
+
+// ---- a lead's inquiries, read back (contract §9.4) ----
+
+export const INQUIRY_OUTREACH_STATES = ['queued', 'delivered', 'failed', 'skipped', 'not_configured'] as const
+
+export const Inquiry = T.Object(
+  {
+    id: T.Integer({ minimum: 1 }),
+    lead_id: T.Integer({ minimum: 1 }),
+    property_id: Nullable(T.Integer({ minimum: 1, description: 'Null when none was given, or the property was deleted since.' })),
+    message: T.String(),
+    source: Nullable(T.String()),
+    source_page: Nullable(T.String()),
+    outreach: literalUnion(INQUIRY_OUTREACH_STATES, {
+      description: '`queued` (its delivery to the outreach endpoint is pending), `delivered`, `failed` (retries exhausted), `skipped` (`outreach: false`, or the endpoint was disabled before delivery) or `not_configured` (no enabled endpoint when it arrived).',
+    }),
+    created_at: Timestamp,
+  },
+  {
+    title: 'Inquiry',
+    examples: [{ id: 17, lead_id: 311, property_id: 42, message: '¿Sigue disponible el ático?', source: 'web-contact-form', source_page: 'https://inmobiliaria.example/propiedades/42', outreach: 'delivered', created_at: '2026-11-02T09:30:00.000Z' }],
+  },
+)
+export type InquiryView = Static<typeof Inquiry>
+
+export const InquiryListQuery = t.Object(
+  {
+    limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+    offset: t.Optional(t.Integer({ minimum: 0, maximum: MAX_ID, default: 0 })),
+  },
+  { additionalProperties: true },
+)
+export type InquiryListParams = Static<typeof InquiryListQuery>
+
+export const InquiryListResponse = T.Object(
+  {
+    status: T.Literal('ok'),
+    data: T.Array(Inquiry, { description: 'Newest first.' }),
+    count: T.Integer({ description: 'Total across all pages.' }),
+    limit: T.Integer(),
+    offset: T.Integer(),
+    authenticated_as: T.String({ description: 'Name of the business owning the key.' }),
+  },
+  { title: 'InquiryListResponse' },
+)

@@ -1,6 +1,7 @@
 /**
  * GET /properties query → what the catalogue query filters on, plus the `filters` echo
- * (api-spec §4.3, contract §3.4/§8). Values were already type-checked by the route schema.
+ * (api-spec §4.3, contract §3.4/§8, §11). Values were already type-checked by the route schema;
+ * `q` is searched and echoed exactly as received (contract §15).
  */
 import type { Static } from '@sinclair/typebox'
 import type { CatalogueListQuery, PriceColumn } from '../../db/queries/catalogue'
@@ -40,6 +41,7 @@ export function catalogueQueryOf(businessId: number, p: ListParams): { query: Ca
     maxPrice: p.max_price,
     minBedrooms: p.min_bedrooms,
     isFeatured: p.is_featured,
+    search: p.q,
     sort: p.sort,
   }
   const filters: ListFilters = {
@@ -55,6 +57,7 @@ export function catalogueQueryOf(businessId: number, p: ListParams): { query: Ca
     min_bedrooms: p.min_bedrooms ?? null,
     is_featured: p.is_featured ?? null,
     sort: p.sort ?? null,
+    q: p.q ?? null,
   }
   return { query, filters }
 }

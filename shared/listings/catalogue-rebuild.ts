@@ -3,14 +3,20 @@
  * the filter columns come from the same row through property-view.ts, so they never disagree.
  * These take the executor they write with, so a property write rebuilds its row in its own
  * transaction (read-your-writes, contract §3.3); operations.ts offers them to entry points.
+ *
+ * Every public change goes through here (property writes, publication, media), so this is where
+ * the catalogue version moves (architecture.md "Catalogue version"): when a row is inserted,
+ * deleted or gets a different document, its `changed_at` moves and its business's version is
+ * bumped in the same transaction; a rebuild that changes nothing moves nothing.
  */
 import type { Db } from '../../db/client'
 import {
-  deleteCatalogueEntries, deleteCatalogueEntry, findPropertyForRebuild, propertiesInSlice, readyImagesOf, upsertCatalogueEntries,
+  bumpCatalogueVersions, deleteCatalogueEntries, findPropertyForRebuild, propertiesInSlice, readyImagesOf, upsertCatalogueEntries,
   type CatalogueEntry, type PropertySlice,
 } from '../../db/queries/catalogue'
+import { readyVideosOf } from '../../db/queries/videos'
 import type { PropertyRow } from '../../db/schema'
-import { catalogueFilterColumns, toPublicProperty, type ReadyImage } from './property-view'
+import { catalogueFilterColumns, toPublicProperty, type ReadyImage, type ReadyVideo } from './property-view'
 
 export type RebuildOutcome = 'upserted' | 'deleted'
 
@@ -21,8 +27,8 @@ export interface BatchRebuilt {
   deleted: number
 }
 
-export function catalogueEntryOf(row: PropertyRow, images: readonly ReadyImage[]): CatalogueEntry {
-  return { propertyId: row.id, businessId: row.businessId, doc: toPublicProperty(row, images), ...catalogueFilterColumns(row), updatedAt: row.updatedAt }
+export function catalogueEntryOf(row: PropertyRow, images: readonly ReadyImage[], videos: readonly ReadyVideo[] = []): CatalogueEntry {
+  return { propertyId: row.id, businessId: row.businessId, doc: toPublicProperty(row, images, videos), ...catalogueFilterColumns(row), updatedAt: row.updatedAt }
 }
 
 /**
@@ -32,12 +38,21 @@ export function catalogueEntryOf(row: PropertyRow, images: readonly ReadyImage[]
 export async function rebuildCatalogueEntry(db: Db, propertyId: number): Promise<RebuildOutcome> {
   const row = await findPropertyForRebuild(db, propertyId)
   if (!row || row.publishedAt === null) {
-    await deleteCatalogueEntry(db, propertyId)
+    await bumpCatalogueVersions(db, await deleteCatalogueEntries(db, [propertyId]))
     return 'deleted'
   }
   const images = await readyImagesOf(db, [row.id])
-  await upsertCatalogueEntries(db, [catalogueEntryOf(row, images.get(row.id) ?? [])])
+  const videos = await readyVideosOf(db, [row.id])
+  await bumpCatalogueVersions(db, await upsertCatalogueEntries(db, [catalogueEntryOf(row, images.get(row.id) ?? [], videos.get(row.id) ?? [])]))
   return 'upserted'
+}
+
+/**
+ * Takes a listing out of the catalogue before its property row is deleted (contract §9.4): the
+ * row's foreign key would cascade the catalogue row away without moving the version.
+ */
+export async function removeCatalogueEntry(db: Db, propertyId: number): Promise<void> {
+  await bumpCatalogueVersions(db, await deleteCatalogueEntries(db, [propertyId]))
 }
 
 /**
@@ -51,8 +66,10 @@ export async function rebuildCatalogueBatch(db: Db, slice: PropertySlice): Promi
     const published = rows.filter((r) => r.publishedAt !== null)
     const drafts = rows.filter((r) => r.publishedAt === null).map((r) => r.id)
     const images = await readyImagesOf(tx, published.map((r) => r.id))
-    await upsertCatalogueEntries(tx, published.map((r) => catalogueEntryOf(r, images.get(r.id) ?? [])))
-    await deleteCatalogueEntries(tx, drafts)
+    const videos = await readyVideosOf(tx, published.map((r) => r.id))
+    const changed = await upsertCatalogueEntries(tx, published.map((r) => catalogueEntryOf(r, images.get(r.id) ?? [], videos.get(r.id) ?? [])))
+    const removed = await deleteCatalogueEntries(tx, drafts)
+    await bumpCatalogueVersions(tx, [...changed, ...removed])
     return { lastId: rows[rows.length - 1].id, upserted: published.length, deleted: drafts.length }
   })
 }

@@ -16,10 +16,19 @@ import type { JobPayload } from '../platform/jobs'
 import type { CreatedResponse } from '../platform/schemas'
 import type { Services } from '../platform/services'
 import { assertSchema } from '../platform/validation'
+import { catalogueDocOf } from '../../db/queries/events'
+import { recordEvents } from '../events/record'
+import { deletePropertyRow, mediaKeysOfProperty } from '../../db/queries/property-removal'
+import { recordEvent } from '../events/record'
+import { imagesOfProperty } from '../media/images'
+import { queueDeletions, scheduleDeletions, type Deletion } from '../media/storage-cleanup'
+import { publicKeyOf } from '../media/storage-keys'
+import { COMPLETE_GRACE_MS } from '../media/upload-expiry'
+import { videoDeletions, videosOfProperty } from '../media/videos'
 import { catalogueQueryOf, type ListParams } from './catalogue-filters'
 import * as rebuild from './catalogue-rebuild'
 import { inputToColumns, mergePatch, propertyRuleErrors, rowToInput } from './property-input'
-import { PropertyMerged, type ListFilters, type PropertyCreate, type PropertyInput, type PropertyUpdate } from './schemas'
+import { PropertyMerged, type ListFilters, type PrivatePropertyView, type PropertyCreate, type PropertyInput, type PropertyUpdate } from './schemas'
 
 type ListingsDeps = Pick<Services, 'database'>
 type Saved = Static<typeof CreatedResponse>
@@ -66,6 +75,8 @@ export function createProperty(deps: ListingsDeps, request: NewProperty): Promis
     await checkInput(tx, request.businessId, request.input)
     const id = await insertProperty(tx, request.businessId, inputToColumns(request.input))
     // A new property is a draft: no catalogue row until it is published (api-spec §4.2).
+    // contract §10.1: `{id, published}` and the private fields sent.
+    await recordEvents(tx, request.businessId, [{ type: 'property.created', object: { id, published: false, ...request.input } }])
     return { status: 201, body: { status: 'ok' as const, id } }
   })
 }
@@ -78,6 +89,10 @@ export function updateProperty(deps: ListingsDeps, businessId: number, propertyI
     await checkInput(tx, businessId, merged, patch.owner_id !== undefined && patch.owner_id !== null)
     await updatePropertyColumns(tx, row.id, inputToColumns(merged))
     if (row.publishedAt !== null) await rebuild.rebuildCatalogueEntry(tx, row.id)
+    // contract §10.1: property.updated when the PATCH changed something, with the fields sent.
+    if (JSON.stringify(rowToInput(row)) !== JSON.stringify(merged)) {
+      await recordEvents(tx, businessId, [{ type: 'property.updated', object: { id: row.id, published: row.publishedAt !== null, ...patch } }])
+    }
   })
 }
 
@@ -85,6 +100,10 @@ export function publishProperty(deps: ListingsDeps, businessId: number, property
   return writeProperty(deps, businessId, propertyId, async (tx, row) => {
     await setPublished(tx, row.id, true)
     await rebuild.rebuildCatalogueEntry(tx, row.id)
+    // contract §10.1: only when the state changes, with the public Property as now in the catalogue.
+    if (row.publishedAt === null) {
+      await recordEvents(tx, businessId, [{ type: 'property.published', object: (await catalogueDocOf(tx, row.id)) ?? { id: row.id } }])
+    }
   })
 }
 
@@ -92,7 +111,76 @@ export function unpublishProperty(deps: ListingsDeps, businessId: number, proper
   return writeProperty(deps, businessId, propertyId, async (tx, row) => {
     await setPublished(tx, row.id, false)
     await rebuild.rebuildCatalogueEntry(tx, row.id)
+    if (row.publishedAt !== null) await recordEvents(tx, businessId, [{ type: 'property.unpublished', object: { id: row.id } }])
   })
+}
+
+/**
+ * contract §9.4: the listing as its integrator wrote it, drafts included: the stored creation
+ * fields (rowToInput, the same form a PATCH merges into), with `subtype` and `owner_id` null when
+ * unset, and every image and video as their list operations show them.
+ */
+export async function getPrivateProperty(deps: ListingsDeps, businessId: number, propertyId: number): Promise<PrivatePropertyView> {
+  const { db } = deps.database
+  const row = await findProperty(db, businessId, propertyId)
+  if (!row) throw PropertyNotFound()
+  const [images, videos] = await Promise.all([imagesOfProperty(db, row.id), videosOfProperty(db, row.id)])
+  const input = rowToInput(row) as PropertyInput
+  return {
+    id: row.id,
+    status: input.status ?? 'disponible',
+    published: row.publishedAt !== null,
+    operations: input.operations,
+    type: input.type,
+    subtype: input.subtype ?? null,
+    title: input.title,
+    description: input.description ?? '',
+    pricing: input.pricing,
+    location: input.location,
+    area: input.area,
+    bedrooms: input.bedrooms ?? 0,
+    bathrooms: input.bathrooms ?? 0,
+    characteristics: input.characteristics ?? {},
+    features: input.features ?? [],
+    owner_id: input.owner_id ?? null,
+    is_featured: input.is_featured ?? false,
+    images,
+    videos,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  }
+}
+
+/**
+ * contract §9.4: the listing disappears at once from every read (its catalogue row, images,
+ * videos and uploads go with it in one transaction, which records `property.deleted`), and every
+ * object storage holds for it (originals, public copies, video renditions) is handed to the
+ * storage cleanup in that same transaction, then queued. An original an upload URL may still
+ * write is deleted only once that URL has expired.
+ */
+export async function deleteProperty(deps: Pick<Services, 'config' | 'database' | 'queues' | 'logger'>, businessId: number, propertyId: number): Promise<Saved> {
+  const scheduled = await deps.database.db.transaction(async (tx) => {
+    const row = await findProperty(tx, businessId, propertyId, { forUpdate: true })
+    if (!row) throw PropertyNotFound()
+    const media = await mediaKeysOfProperty(tx, row.id)
+    const writable = (until: Date | null) => (until ? new Date(until.getTime() + COMPLETE_GRACE_MS) : null)
+    const deletions: Deletion[] = [
+      ...media.images.flatMap((i): Deletion[] => [
+        { area: 'private', key: i.originalKey },
+        // A copy still being made is written under this key: deleted too (and makePublicCopy hands it over).
+        { area: 'public', key: i.publicKey ?? publicKeyOf(deps.config.appSecret, i.id) },
+      ]),
+      ...media.files.map((f): Deletion => ({ area: 'private', key: f.originalKey, notBefore: writable(f.writableUntil) })),
+      ...media.videos.flatMap((v) => videoDeletions({ state: v.writableUntil ? 'pending' : 'ready', originalKey: v.originalKey, publicPrefix: v.publicPrefix, uploadExpiresAt: v.writableUntil })),
+    ]
+    const scheduled = await scheduleDeletions(tx, deletions)
+    await rebuild.removeCatalogueEntry(tx, row.id)
+    await deletePropertyRow(tx, businessId, row.id)
+    await recordEvent(tx, businessId, { type: 'property.deleted', object: { id: row.id } })
+    return scheduled
+  })
+  await queueDeletions(deps, scheduled)
+  return { status: 'ok', id: propertyId }
 }
 
 /** One page of the public catalogue: the docs as PostgreSQL's JSON text, to be spliced in as they are. */

@@ -1,6 +1,6 @@
 /**
  * The public representation of a property (api-spec §2.1–2.2, contract §3.4) as one plain
- * function of the private row and its ready images. The catalogue stores its output as `doc`;
+ * function of the private row and its ready images and videos. The catalogue stores its output as `doc`;
  * `catalogueFilterColumns` derives the filter columns from the same inputs so the two never
  * disagree (e.g. the geography point is rounded exactly like `lat`/`lon`).
  */
@@ -46,6 +46,35 @@ export interface ReadyImage {
   position: number
   isPrimary: boolean
   title: string
+}
+
+/**
+ * A `property_videos` row in state `ready` (contract §9.3): a link (url, embed_url, YouTube's
+ * thumbnail) or a transcoded upload (MP4 url, hls_url, poster thumbnail). Never the original.
+ */
+export interface ReadyVideo {
+  id: string
+  title: string
+  position: number
+  url: string | null
+  hlsUrl: string | null
+  thumbnailUrl: string | null
+  embedUrl: string | null
+}
+
+/** Public `videos[]` (contract §9.3): ready videos in order, fields that do not apply omitted. */
+export function publicVideos(videos: readonly ReadyVideo[]): PropertyView['videos'] {
+  return [...videos]
+    .sort((a, b) => a.position - b.position)
+    .map((v, i) => ({
+      id: v.id,
+      title: v.title,
+      order: i + 1,
+      ...(v.url !== null ? { url: v.url } : {}),
+      ...(v.hlsUrl !== null ? { hls_url: v.hlsUrl } : {}),
+      ...(v.thumbnailUrl !== null ? { thumbnail_url: v.thumbnailUrl } : {}),
+      ...(v.embedUrl !== null ? { embed_url: v.embedUrl } : {}),
+    }))
 }
 
 /** The public representation (api-spec §2.1), as its schema says. */
@@ -141,7 +170,7 @@ export function publishedPoint(location: StoredLocation): { lat: number; lon: nu
   return privacy === 'public' ? { lat: c.latitude, lon: c.longitude } : { lat: roundCoord(c.latitude), lon: roundCoord(c.longitude) }
 }
 
-export function toPublicProperty(row: PrivatePropertyRow, images: readonly ReadyImage[]): PublicProperty {
+export function toPublicProperty(row: PrivatePropertyRow, images: readonly ReadyImage[], videos: readonly ReadyVideo[] = []): PublicProperty {
   const location = row.location as StoredLocation
   const area = row.area as StoredArea
   const privacy = privacyOf(location)
@@ -176,7 +205,7 @@ export function toPublicProperty(row: PrivatePropertyRow, images: readonly Ready
     bathrooms: row.bathrooms,
     description: row.description,
     images: sorted.map((img, i) => ({ id: img.id, url: img.publicUrl, order: i + 1, is_primary: img.isPrimary, title: img.title })),
-    videos: [],
+    videos: publicVideos(videos),
     specs,
     features: ((row.features ?? []) as { key: string; label: string; value: string | number | boolean; isextra?: boolean }[]).map((f) => ({
       key: f.key,

@@ -6,6 +6,7 @@
 import { OptionalKind, Type as T, type Static, type TNull, type TObject, type TOptional, type TProperties, type TSchema, type TUnion } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { MAX_ID, Nullable, Timestamp, literalUnion } from '../platform/schemas'
+import { Image as MediaImage, Video as MediaVideo } from '../media/schemas'
 import { MAX_AREAS, MAX_POLYGON_VERTICES } from './geo'
 import { PROPERTY_TYPES, SUBTYPE_KEYS } from './subtypes'
 
@@ -270,15 +271,16 @@ export const ImageObject = T.Object(
   },
   { title: 'PropertyImage' },
 )
+/** Public `videos[]` (contract §9.3): ready videos in order; fields that do not apply are omitted. */
 export const VideoObject = T.Object(
   {
     id: T.String(),
-    title: T.Optional(T.String()),
-    order: T.Optional(T.Integer()),
-    url: T.Optional(T.String()),
-    hls_url: T.Optional(T.String()),
-    thumbnail_url: T.Optional(T.String()),
-    embed_url: T.Optional(T.String()),
+    title: T.String(),
+    order: T.Integer({ minimum: 1 }),
+    url: T.Optional(T.String({ description: 'Link: the provider’s page. Upload: the MP4 (H.264/AAC, long edge ≤ 1280 px).' })),
+    hls_url: T.Optional(T.String({ description: 'Upload: the HLS playlist.' })),
+    thumbnail_url: T.Optional(T.String({ description: 'Upload: a JPEG poster; YouTube link: the provider’s thumbnail.' })),
+    embed_url: T.Optional(T.String({ description: 'Link: the provider’s embed URL.' })),
   },
   { title: 'PropertyVideo' },
 )
@@ -328,6 +330,54 @@ export type PropertyView = Static<typeof Property>
 
 export const PropertyResponse = T.Object({ status: T.Literal('ok'), data: Property, authenticated_as: T.String() }, { title: 'PropertyResponse' })
 
+/**
+ * The listing as its integrator wrote it (contract §9.4): drafts and published alike, every field
+ * of the creation body as stored (exact coordinates and `visibility` included), so a PATCH
+ * followed by this read returns what was sent, merged. `subtype` and `owner_id` are null when
+ * unset; the media lists are those of `listImages` and `listVideos`.
+ */
+export const PrivateProperty = T.Object(
+  {
+    id: T.Integer(),
+    status: literalUnion(ALL_STATUSES),
+    published: T.Boolean({ description: 'Whether it is in the public catalogue.' }),
+    operations: T.Array(Operation),
+    type: PropertyTypeSchema,
+    subtype: Nullable(T.String({ description: 'The subtype key as sent (docs/properties.md); null when unset.' })),
+    title: T.String(),
+    description: T.String(),
+    pricing: PropertyPricing,
+    location: PropertyLocation,
+    area: PropertyArea,
+    bedrooms: T.Integer(),
+    bathrooms: T.Integer(),
+    characteristics: PropertyCharacteristics,
+    features: T.Array(Feature),
+    owner_id: Nullable(T.Integer()),
+    is_featured: T.Boolean(),
+    images: T.Array(MediaImage, { description: 'Every image, as `listImages` shows them (failed ones last).' }),
+    videos: T.Array(MediaVideo, { description: 'Every video, as `listVideos` shows them (failed ones last).' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  {
+    title: 'PrivateProperty',
+    examples: [{
+      id: 42, status: 'disponible', published: false, operations: ['venta'], type: 'apartamento', subtype: 'atico', title: 'Ático con terraza', description: '',
+      pricing: { sale: 250000 }, location: { city: 'Valencia', address: 'Calle de Colón 12', coordinates: { latitude: 39.469871, longitude: -0.376342 }, visibility: 'approximate' },
+      area: { total: 95 }, bedrooms: 3, bathrooms: 2, characteristics: { elevator: true }, features: [], owner_id: null, is_featured: false,
+      images: [{ id: '9a1f7f0e-2c1b-4d0a-8f55-0e4b8f1a2c33', state: 'ready', url: 'https://cdn.example.com/images/4f0c1e8a9b2d4c6e8f0a1b2c3d4e5f60.jpg', order: 1, is_primary: true, title: 'Salón', watermarked: true, width: 1920, height: 1280 }],
+      videos: [], created_at: '2026-11-01T10:00:00.000Z', updated_at: '2026-11-02T09:30:00.000Z',
+    }],
+  },
+)
+export type PrivatePropertyView = Static<typeof PrivateProperty>
+
+export const PrivatePropertyResponse = T.Object(
+  { status: T.Literal('ok'), data: PrivateProperty, authenticated_as: T.String({ description: 'Name of the business owning the key.' }) },
+  { title: 'PrivatePropertyResponse' },
+)
+
 const LatLngOut = T.Object({ lat: T.Number(), lng: T.Number() })
 export const AreaEcho = T.Union(
   [
@@ -352,6 +402,7 @@ export const PropertyListFilters = T.Object(
     min_bedrooms: Nullable(T.Integer()),
     is_featured: Nullable(T.Boolean()),
     sort: Nullable(literalUnion(['price_asc', 'price_desc'] as const)),
+    q: Nullable(T.String({ description: 'The search text exactly as received.' })),
   },
   { title: 'PropertyListFilters', description: 'The filters applied; null for filters not sent; `locations` holds only understood areas.' },
 )
@@ -392,6 +443,18 @@ export const PropertyListQuery = t.Object(
     min_bedrooms: t.Optional(t.Integer({ minimum: 0, maximum: MAX_ID })),
     is_featured: t.Optional(t.Boolean()),
     sort: t.Optional(literalUnion(['price_asc', 'price_desc'] as const)),
+    q: t.Optional(
+      t.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          'Full-text search (1–200 characters) in title, description (HTML stripped), city, province, subtype label and every `translations` text; ' +
+          'Spanish stemming with accents and case ignored (`piscina` finds `Piscinas`, `atico` finds `Ático`), English words through the English translation. ' +
+          'Web-search syntax: every word must match, `"a phrase"` matches words in sequence, `-word` excludes, `or` between words matches either. ' +
+          'Combined with the other filters by AND; without `sort` the list is ordered by relevance, ties by `updated_at` then `id`, descending. Address, building name and postal code are not searched.',
+        examples: ['atico piscina', '"vistas al mar" -bajo'],
+      }),
+    ),
   },
   { additionalProperties: true },
 )

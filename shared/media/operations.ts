@@ -8,7 +8,7 @@ import type { Database, Db } from '../../db/client'
 import { findBusiness } from '../../db/queries/businesses'
 import {
   abandonImage, abandonUploadFiles, createImagesForFiles, createUploadSession, deleteOldExpiredSessions, exhaustUploadFiles, expireSessions, failFile,
-  findUploadSession, loadImageToProcess, loadUploadSession, markImageFailed, markImageReady, markPurged, originalsToPurge, reopenImage,
+  findUploadSession, imageHoldsPublicKey, loadImageToProcess, loadUploadSession, markImageFailed, markImageReady, markPurged, originalsToPurge, reopenImage,
   reopenUploadFiles, revertProcessing, setWatermarkKey, settleSession, startProcessing, stuckMediaWork, type ImageToProcess, type UploadFileRow,
   type UploadSessionRow,
 } from '../../db/queries/images'
@@ -25,7 +25,10 @@ import type { ImagePool } from './pool'
 import type { CompletedImageUpload, CreateImageUpload, CreatedImageUpload, ImageUploadStatus } from './schemas'
 import { newOriginalKey, newWatermarkKey, publicKeyOf } from './storage-keys'
 import { ImageRejectedError, type TransformResult } from './transform'
-import { checkUploadedFile } from './upload-check'
+import { fetchImportedFile, type ImportDeps } from './imports'
+import { STORAGE_CLEANUP_HOOKS, queueDeletions, scheduleDeletions, type ScheduledDeletion } from './storage-cleanup'
+import { VIDEO_JOB_HOOKS } from './videos'
+import { checkUploadedFile, type UploadVerdict } from './upload-check'
 import { effectiveState, expiredBefore } from './upload-expiry'
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -138,14 +141,21 @@ export type UploadProcessed = { skipped: string } | { checked: number; failed: n
  * object deleted; the others go on. Safe to run twice: checked files keep their state, image
  * rows are unique per file.
  */
-export async function processCompletedUpload(deps: Pick<Services, 'config' | 'database' | 'queues' | 'storage'>, uploadId: string): Promise<UploadProcessed> {
+export async function processCompletedUpload(deps: Pick<Services, 'config' | 'database' | 'queues' | 'storage'> & ImportDeps, uploadId: string): Promise<UploadProcessed> {
   const { db } = deps.database
   const session = await loadUploadSession(db, uploadId)
   // Gone (property deleted) or not completed by the client: nothing to do.
   if (!session || session.state !== 'processing') return { skipped: session?.state ?? 'missing' }
 
   const toCheck = session.files.filter((f) => f.state === 'processing' && f.imageId === null)
-  const verdicts = await mapLimit(toCheck, CHECK_CONCURRENCY, (f) => checkUploadedFile(deps, f))
+  // An import's files are fetched first (contract §9.2), then checked exactly like uploads.
+  const verdicts = await mapLimit(toCheck, CHECK_CONCURRENCY, async (f): Promise<UploadVerdict> => {
+    if (session.kind === 'import' && f.sourceUrl !== null) {
+      const fetched = await fetchImportedFile(deps, { originalKey: f.originalKey, sourceUrl: f.sourceUrl })
+      if (!fetched.ok) return { ok: false, reason: fetched.reason, deleteObject: false }
+    }
+    return checkUploadedFile(deps, f)
+  })
   const passed: UploadFileRow[] = []
   for (let i = 0; i < toCheck.length; i++) {
     const file = toCheck[i]
@@ -179,7 +189,7 @@ export type ImageProcessed = { skipped: string } | { failed: true } | { width: n
  * retry overwrites the same object, and a ready image is left alone.
  */
 export async function makePublicCopy(
-  deps: Pick<Services, 'config' | 'database' | 'storage'> & { imagePool: Pick<ImagePool, 'run'> },
+  deps: Pick<Services, 'config' | 'database' | 'storage' | 'queues' | 'logger'> & { imagePool: Pick<ImagePool, 'run'> },
   imageId: string,
 ): Promise<ImageProcessed> {
   const { db } = deps.database
@@ -191,7 +201,8 @@ export async function makePublicCopy(
     await failImage(deps.database, image, 'The file was not uploaded')
     return { failed: true }
   }
-  const watermark = await watermarkOf(deps, image)
+  // contract §9.2: an import with `watermark: false` keeps an unmarked public copy.
+  const watermark = image.watermarked ? await watermarkOf(deps, image) : null
   let result: TransformResult
   try {
     result = await deps.imagePool.run(original, { maxPixels: deps.config.imageMaxPixels, watermark })
@@ -204,11 +215,21 @@ export async function makePublicCopy(
   const publicKey = publicKeyOf(deps.config.appSecret, image.id)
   await deps.storage.put('public', publicKey, result.data, OUTPUT_CONTENT_TYPE)
   const ready = { publicKey, publicUrl: deps.storage.publicUrl(publicKey), width: result.width, height: result.height }
+  let orphaned: ScheduledDeletion[] = []
   await db.transaction(async (tx) => {
-    if (!(await markImageReady(tx, image, ready))) return
+    if (!(await markImageReady(tx, image, ready))) {
+      // The image was deleted (or failed) while its copy was made: nothing references the copy
+      // just written, so it goes to the cleanup. A copy of an image already ready is its own.
+      if (!(await imageHoldsPublicKey(tx, image.id, publicKey))) orphaned = await scheduleDeletions(tx, [{ area: 'public', key: publicKey }])
+      return
+    }
     await rebuildCatalogueEntry(tx, image.propertyId)
     await recordEvent(tx, image.businessId, { type: 'image.ready', object: { id: image.id, property_id: image.propertyId, state: 'ready', url: ready.publicUrl } })
   })
+  if (orphaned.length) {
+    await queueDeletions(deps, orphaned)
+    return { skipped: 'deleted' }
+  }
   return { width: result.width, height: result.height }
 }
 
@@ -243,8 +264,9 @@ const attemptsOf = (kind: JobKind) => JOBS[kind].options.attempts ?? 1
 
 /**
  * What exhaustion means for the media queues (README "Exhausted jobs"): the upload's unchecked
- * files or the image become `failed` with a reason and keep their original; a retry puts them
- * back to processing; a drop lets the sweep delete the originals.
+ * files, the image or the video become `failed` with a reason and keep their original; a retry
+ * puts them back to processing; a drop lets the sweep delete the originals. A storage deletion
+ * keeps its row (attempts, last error) and the storage sweep queues it again.
  */
 export const MEDIA_JOB_HOOKS: JobDataHooksTable = {
   'upload-complete': {
@@ -257,6 +279,8 @@ export const MEDIA_JOB_HOOKS: JobDataHooksTable = {
     reopen: async (deps, { imageId }) => void (await deps.database.db.transaction((tx) => reopenImage(tx, imageId))),
     abandon: (deps, { imageId }) => abandonImage(deps.database.db, imageId),
   },
+  'video-transcode': VIDEO_JOB_HOOKS,
+  'storage-cleanup': STORAGE_CLEANUP_HOOKS,
 }
 
 /** Work left processing this long without a job, or with a job that failed for good, is looked at by the sweep. */

@@ -16,3 +16,9 @@ export const newWatermarkKey = () => `watermarks/${randomBytes(16).toString('hex
 export function publicKeyOf(appSecret: string, imageId: string): string {
   return `images/${createHmac('sha256', appSecret).update(`public-image:${imageId}`).digest('hex').slice(0, 32)}.${OUTPUT_EXTENSION}`
 }
+
+/**
+ * Where one transcode attempt writes a video's rendition in public storage: random per attempt,
+ * so an attempt cut short can never mix its files with the next one's.
+ */
+export const newVideoPrefix = () => `videos/${randomBytes(16).toString('hex')}/`

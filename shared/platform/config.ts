@@ -48,6 +48,25 @@ export interface Config {
   imageThreads: number
   /** Lifetime of presigned upload URLs (contract §5: at most 15 minutes). */
   uploadUrlTtlSeconds: number
+  /** Hosts an image import may fetch without the public-address check, as written in the URL (contract §9.2, §15). */
+  imageImportAllowHosts: string[]
+  /** Bound of one import fetch, every hop and the body (contract §9.2: 30 s; operators may lower it). */
+  imageImportTimeoutMs: number
+  /** Transcodes one worker process runs at once (contract §9.3). */
+  videoConcurrency: number
+  /** Webhook deliveries (contract §10.2, docs/events.md). */
+  webhooks: {
+    /** A 2xx within this is a success; slower is a failed attempt. */
+    timeoutMs: number
+    /** First retry delay, doubling, capped at 6 h. */
+    backoffBaseMs: number
+    /** An endpoint failing continuously this long is disabled; a delivery is retried this long. */
+    disableAfterMs: number
+    /** Hosts reached without the public-address check, as written in the URL (contract §15). */
+    allowHosts: string[]
+    /** Requests in flight to one endpoint at once (fairness: what one endpoint can hold). */
+    endpointConcurrency: number
+  }
 }
 
 export class ConfigError extends Error {
@@ -91,6 +110,17 @@ function bool(env: Record<string, string | undefined>, name: string, fallback: b
   if (/^(1|true|yes)$/i.test(raw)) return true
   if (/^(0|false|no)$/i.test(raw)) return false
   throw new ConfigError(`${name} must be true or false, got "${raw}"`)
+}
+
+/** A comma-separated list of host names as written in URLs (`host`, `host:port` is refused: hosts only). */
+function hostList(env: Record<string, string | undefined>, name: string): string[] {
+  const raw = env[name]?.trim()
+  if (!raw) return []
+  const hosts = raw.split(',').map((h) => h.trim()).filter(Boolean)
+  for (const host of hosts) {
+    if (!URL.canParse(`http://${host}`) || new URL(`http://${host}`).port !== '' || /[/?#@]/.test(host)) throw new ConfigError(`${name} must list host names separated by commas, got "${host}"`)
+  }
+  return hosts
 }
 
 function url(env: Record<string, string | undefined>, name: string, fallback: string, protocols: string[]): string {
@@ -166,6 +196,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     // One core is left to the event loop (API, other queues); each thread holds one decode.
     imageThreads: int(env, 'IMAGE_THREADS', Math.min(4, Math.max(1, availableParallelism() - 1)), 1, 64),
     uploadUrlTtlSeconds: int(env, 'UPLOAD_URL_TTL_SECONDS', 900, 60, 900),
+    imageImportAllowHosts: hostList(env, 'IMAGE_IMPORT_ALLOW_HOSTS'),
+    imageImportTimeoutMs: int(env, 'IMAGE_IMPORT_TIMEOUT_MS', 30_000, 100, 30_000),
+    // ffmpeg already uses every core for one transcode: more at once only adds memory.
+    videoConcurrency: int(env, 'VIDEO_CONCURRENCY', 1, 1, 16),
+    webhooks: {
+      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 50, 60_000),
+      backoffBaseMs: int(env, 'WEBHOOK_BACKOFF_BASE_MS', 30_000, 1, 24 * 3600_000),
+      disableAfterMs: int(env, 'WEBHOOK_DISABLE_AFTER_MS', 3 * 24 * 3600_000, 100, 30 * 24 * 3600_000),
+      allowHosts: hostList(env, 'WEBHOOK_ALLOW_HOSTS'),
+      endpointConcurrency: int(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 16, 1, 256),
+    },
   }
 }
 

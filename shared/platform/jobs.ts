@@ -40,6 +40,20 @@ export const CatalogueReindexPayload = Type.Union([
   Type.Object({ businessId: Type.Integer({ minimum: 1 }), afterId: Type.Integer({ minimum: 0 }), batchSize: Type.Integer({ minimum: 1 }) }),
 ])
 export const OutreachPayload = Type.Object({ deliveryId: Type.String() })
+export const VideoTranscodePayload = Type.Object({ videoId: Type.String() })
+/** One row of `storage_deletions` (its id). */
+export const StorageCleanupPayload = Type.Object({ deletionId: Type.Integer({ minimum: 1 }) })
+/** Deliver what is due for one webhook endpoint (contract §10.2; shared/webhooks/delivery.ts). */
+export const WebhookDeliveryPayload = Type.Object({ endpointId: Type.Integer({ minimum: 1 }) })
+/**
+ * The Redis side of a lead's erasure (contract §13): ids and keyed hashes (HMAC with APP_SECRET)
+ * of the person's phone and email, never the values themselves.
+ */
+export const LeadErasurePayload = Type.Object({
+  businessId: Type.Integer({ minimum: 1 }),
+  leadId: Type.Integer({ minimum: 1 }),
+  fingerprints: Type.Array(Type.String({ maxLength: 128 }), { maxItems: 4 }),
+})
 
 interface JobDefinition<S extends TSchema> {
   queue: QueueName
@@ -102,6 +116,43 @@ export const JOBS = {
     // 20 attempts of exponential backoff from 30 s cover well over 24 h (contract §4.2);
     // the processor caps each wait at 6 h so the tail stays useful.
     options: { attempts: 20, backoff: { type: 'outreach' }, removeOnComplete: keepCompleted, removeOnFail: keepFailed },
+  }),
+  'video-transcode': define({
+    queue: 'video-transcode',
+    name: 'video.transcode',
+    payload: VideoTranscodePayload,
+    jobId: (p) => `video-${p.videoId}`,
+    // A bad file fails at once (UnrecoverableError); retries are for ffmpeg or storage trouble,
+    // and each one redoes the whole transcode, so a few spaced ones.
+    options: { attempts: 3, backoff: { type: 'exponential', delay: 10_000 }, removeOnComplete: keepCompleted, removeOnFail: keepFailed },
+  }),
+  'storage-cleanup': define({
+    queue: 'storage-cleanup',
+    name: 'storage.delete',
+    payload: StorageCleanupPayload,
+    jobId: (p) => `deletion-${p.deletionId}`,
+    // Retried until done (contract §9.1): 12 attempts doubling from 5 s span about 3 hours; the
+    // row stays, with its last error, and the maintenance sweep queues it again after that.
+    options: { attempts: 12, backoff: { type: 'exponential', delay: 5000 }, removeOnComplete: true, removeOnFail: keepFailed },
+  }),
+  'webhook-delivery': define({
+    queue: 'webhook-delivery',
+    name: 'webhook.deliver',
+    payload: WebhookDeliveryPayload,
+    // One runner per endpoint at a time comes from BullMQ deduplication (keepLastIfActive), not
+    // the job id: a runner added while one is active runs right after it, so no wake-up is lost
+    // (shared/webhooks/wake.ts). Retries of deliveries are rows in PostgreSQL, not job attempts:
+    // these attempts cover a runner that crashed on something else than an endpoint.
+    jobId: () => undefined,
+    options: { attempts: 5, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true, removeOnFail: keepFailed },
+  }),
+  'lead-erasure': define({
+    queue: 'lead-erasure',
+    name: 'lead.erase',
+    payload: LeadErasurePayload,
+    jobId: (p) => `erasure-${p.businessId}-${p.leadId}`,
+    // Retried until done (contract §13): 15 attempts doubling from 2 s span about 18 hours.
+    options: { attempts: 15, backoff: { type: 'exponential', delay: 2000 }, removeOnComplete: true, removeOnFail: keepFailed },
   }),
 } as const
 

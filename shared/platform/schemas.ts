@@ -65,7 +65,7 @@ const PATH_ID_RE = /^[1-9][0-9]{0,9}$/
  * NaN, which the id schema refuses at validation: a 422 on the path, after the scope check (a
  * transform that threw here would run before it and beat the 403). Use as the route's `transform`.
  */
-const NUMERIC_PATH_IDS = new Set(['property_id', 'lead_id'])
+const NUMERIC_PATH_IDS = new Set(['property_id', 'lead_id', 'endpoint_id'])
 export function pathIdsToNumbers({ params }: { params: Record<string, unknown> }) {
   for (const [name, v] of Object.entries(params)) {
     if (NUMERIC_PATH_IDS.has(name) && typeof v === 'string') params[name] = PATH_ID_RE.test(v) ? Number(v) : NaN

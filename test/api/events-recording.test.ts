@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { buildIngestLead } from '../../shared/leads/ingest'
 import { storeIngestBatch } from '../../shared/leads/operations'
+import { relayAll } from '../../shared/webhooks/relay'
 import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { createLead, leadBody, uniquePhone } from '../helpers/leads'
 import { inquiryBody } from '../helpers/outreach'
@@ -19,7 +20,9 @@ afterAll(() => ctx.close())
 
 interface StoredEvent { id: string; type: string; sequence: number; data: { object: Record<string, any>; previous_attributes?: Record<string, unknown> } }
 
+/** Sequences are given by the relay after commit (docs/events.md); tests without a worker relay here. */
 async function eventsOf(businessId: number): Promise<StoredEvent[]> {
+  await relayAll(ctx.deps)
   const rows = await ctx.deps.database.db.execute<{ id: string; type: string; sequence: string; data: StoredEvent['data'] }>(
     sql`select id, type, sequence, data from events where business_id = ${businessId} order by sequence`)
   return [...rows].map((r) => ({ ...r, sequence: Number(r.sequence) }))

@@ -76,10 +76,10 @@ describe('isolation between businesses (api-spec §5.5), generated from /openapi
 })
 
 describe('scopes (api-spec §5.3–5.4), generated from /openapi.json', () => {
-  test('every operation declares its scope (x-required-scope), null only for GET /me', () => {
+  test('every operation declares its scope (x-required-scope), null only for GET /me and the event reads (contract §10.1: each key sees what its scopes can read)', () => {
     for (const op of ops) {
       expect(op.scope === null || (SCOPES as readonly string[]).includes(op.scope), label(op)).toBe(true)
-      if (op.scope === null) expect(op.operationId).toBe('getApiKeyContext')
+      if (op.scope === null) expect(['getApiKeyContext', 'listEvents', 'getEvent']).toContain(op.operationId)
     }
   })
 

@@ -89,7 +89,7 @@ describe('GET /properties filters (api-spec §4.3)', () => {
   test('filters combine with AND and are echoed; unsent filters are null', async () => {
     const body = await list('operation=venta&city=madrid&min_bedrooms=2&unknown=1&Limit=5')
     expect(body.data.map((p: any) => p.id)).toEqual([id.saleMadrid])
-    expect(body.filters).toEqual({ status: null, operation: 'venta', rental_type: null, type: null, subtype: null, city: 'madrid', locations: null, min_price: null, max_price: null, min_bedrooms: 2, is_featured: null, sort: null })
+    expect(body.filters).toEqual({ status: null, operation: 'venta', rental_type: null, type: null, subtype: null, city: 'madrid', locations: null, min_price: null, max_price: null, min_bedrooms: 2, is_featured: null, sort: null, q: null })
     expect(body.limit).toBe(100)
   })
 

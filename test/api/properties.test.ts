@@ -101,7 +101,7 @@ describe('create → publish → read', () => {
     expect(res.body.offset).toBe(0)
     expect(res.body.authenticated_as).toBe(b.name)
     expect(res.body.data.map((p: any) => p.id)).toEqual([ids[1], ids[0]])
-    expect(res.body.filters).toEqual({ status: null, operation: null, rental_type: null, type: null, subtype: null, city: null, locations: null, min_price: null, max_price: null, min_bedrooms: null, is_featured: null, sort: null })
+    expect(res.body.filters).toEqual({ status: null, operation: null, rental_type: null, type: null, subtype: null, city: null, locations: null, min_price: null, max_price: null, min_bedrooms: null, is_featured: null, sort: null, q: null })
     expect(res.headers.get('cache-control')).toBe('no-store')
     expect(res.headers.get('x-request-id')).toBeTruthy()
     const empty = await call(ctx.app, 'GET', '/v1/properties?offset=50', { key: b.apiKey })

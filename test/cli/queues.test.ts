@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createTestContext, type TestContext } from '../helpers/context'
 import { makeFailedJobs } from '../helpers/failed-jobs'
+import { QUEUE_NAMES } from '../../shared/platform/queue-names'
 
 let ctx: TestContext
 beforeAll(async () => {
@@ -30,7 +31,9 @@ describe('bun run cli queues', () => {
     await ctx.deps.queues.enqueue('catalogue-reindex', { propertyId: 2 }, { delay: 60_000 })
     await makeFailedJobs(ctx, 'upload-complete', 2)
     const q = await figures()
-    expect(Object.keys(q)).toEqual(['lead-ingest', 'upload-complete', 'image-watermark', 'catalogue-reindex', 'outreach'])
+    // Every queue of the catalog, in its order (the five of contract §7 first, then version 1.1's).
+    expect(Object.keys(q)).toEqual([...QUEUE_NAMES])
+    expect(Object.keys(q).slice(0, 5)).toEqual(['lead-ingest', 'upload-complete', 'image-watermark', 'catalogue-reindex', 'outreach'])
     expect(q['catalogue-reindex']).toMatchObject({ waiting: 1, active: 0, delayed: 1, failed: 0, completed: 0 })
     expect(q['upload-complete']).toMatchObject({ waiting: 0, failed: 2, processed_failed: 2 })
     const text = await cli()
@@ -38,7 +41,7 @@ describe('bun run cli queues', () => {
     const lines = text.stdout.trim().split('\n')
     expect(lines[0]).toMatch(/^queue\s+waiting\s+active\s+delayed\s+failed\s+completed/)
     expect(lines.find((l) => l.startsWith('catalogue-reindex'))).toMatch(/^catalogue-reindex\s+1\s+0\s+1\s+0\s+0\b/)
-    expect(lines).toHaveLength(6)
+    expect(lines).toHaveLength(1 + QUEUE_NAMES.length)
   })
 
   test('retry --id puts one failed job back to waiting with its attempts reset', async () => {

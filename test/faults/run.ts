@@ -1,5 +1,5 @@
 /**
- * `bun run test:faults [--ingests N] [--only a,b,c,d,e] [--keep]`: the fault harness (issue 6).
+ * `bun run test:faults [--ingests N] [--only a,b,c,d,e,f,g,h] [--keep]`: the fault harness (issue 6).
  * Starts a private PostgreSQL and Redis, 2 API and 3 worker processes on loopback, runs the
  * scenarios, scans every process's output for secrets, prints one table per scenario with
  * PASS/FAIL, stops everything it started and exits non-zero on any failure.
@@ -9,6 +9,7 @@ import { Queues, redisConnection } from '../../shared/platform/queues'
 import { Cluster } from './cluster'
 import { printResult, type ScenarioResult, type Target } from './load'
 import { scenarioIdempotency, scenarioPostgresOutage, scenarioRedisOutage, scenarioSigterm, scenarioWorkerKill, type HarnessContext } from './scenarios'
+import { scenarioEventsPostgresRestart, scenarioReceiverDown, scenarioWebhookWorkerKill } from './webhooks'
 
 const args = process.argv.slice(2)
 const flag = (name: string) => {
@@ -20,7 +21,9 @@ if (!Number.isInteger(ingests) || ingests < 100) {
   console.error('--ingests must be an integer ≥ 100')
   process.exit(2)
 }
-const only = new Set((flag('only') ?? 'a,b,c,d,e').split(',').map((x) => x.trim()))
+const only = new Set((flag('only') ?? 'a,b,c,d,e,f,g,h').split(',').map((x) => x.trim()))
+/** Scenario h's bound: a receiver failing this long gets its endpoint disabled (WEBHOOK_DISABLE_AFTER_MS). */
+const WEBHOOK_DISABLE_AFTER_MS = 8000
 const keep = args.includes('--keep')
 const write = (line: string) => process.stdout.write(line + '\n')
 const progress = (line: string) => write(`[${((performance.now() - t0) / 1000).toFixed(1).padStart(6)} s] ${line}`)
@@ -29,8 +32,12 @@ const t0 = performance.now()
 const cluster = new Cluster({
   apis: 2,
   // Different WORKER_QUEUES: two processes share lead-ingest (so one can die), the third takes
-  // the media and outreach queues; catalogue-reindex has two consumers.
-  workers: ['lead-ingest', 'lead-ingest,catalogue-reindex', 'catalogue-reindex,upload-complete,image-watermark,outreach'],
+  // the media and outreach queues; catalogue-reindex and webhook-delivery (with the outbox
+  // relay) have two consumers each, so scenario f can kill one.
+  workers: ['lead-ingest', 'lead-ingest,catalogue-reindex,webhook-delivery', 'catalogue-reindex,upload-complete,image-watermark,outreach,webhook-delivery,lead-erasure'],
+  // Webhook receivers of the harness are on loopback; short bounds so retries, leases after a
+  // kill and the disable bound of scenario h happen within the run.
+  env: { WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_BACKOFF_BASE_MS: '200', WEBHOOK_DISABLE_AFTER_MS: String(WEBHOOK_DISABLE_AFTER_MS) },
 })
 
 let stopping = false
@@ -66,7 +73,7 @@ try {
     progress,
     async newBusiness(tag) {
       const business = JSON.parse(await cluster.cli(['business', 'create', '--name', `Faults ${tag}`, '--json']))
-      const key = JSON.parse(await cluster.cli(['key', 'create', '--business', String(business.id), '--scopes', 'properties:read,properties:write,leads:read,leads:write,leads:ingest', '--json'], { secret: true }))
+      const key = JSON.parse(await cluster.cli(['key', 'create', '--business', String(business.id), '--scopes', 'properties:read,properties:write,leads:read,leads:write,leads:ingest,webhooks:write', '--json'], { secret: true }))
       secrets.push({ what: `API key secret of business ${tag}`, value: key.api_key.split('.')[1] })
       return { id: business.id, apiKey: key.api_key }
     },
@@ -79,6 +86,9 @@ try {
     ['c', scenarioPostgresOutage],
     ['d', scenarioSigterm],
     ['e', scenarioIdempotency],
+    ['f', scenarioWebhookWorkerKill],
+    ['g', scenarioEventsPostgresRestart],
+    ['h', (h) => scenarioReceiverDown(h, WEBHOOK_DISABLE_AFTER_MS)],
   ]
   for (const [id, run] of scenarios) {
     if (!only.has(id)) continue

@@ -8,6 +8,11 @@
 import { sql } from 'drizzle-orm'
 import { call, type TestContext } from '../helpers/context'
 import { exampleOf, fillPath, type Json, type Operation } from './openapi-schema'
+import { insertEndpoint } from '../../db/queries/webhooks'
+import { sealSecret } from '../../shared/platform/secret-box'
+import { webhookSecretContext } from '../../shared/webhooks/delivery'
+import { generateWebhookSecret } from '../../shared/webhooks/signature'
+import { relayAll } from '../../shared/webhooks/relay'
 
 export class Resources {
   private made = new Map<string, Promise<number | string>>()
@@ -33,6 +38,9 @@ export class Resources {
   }
 
   private async create(name: string, collection: string, parents: Record<string, number | string>): Promise<number | string> {
+    if (name === 'event_id') return this.makeEvent()
+    if (name === 'endpoint_id') return this.makeWebhookEndpoint()
+    if (name === 'image_id') return this.makeImage(Number(parents.property_id))
     const creator = this.ops.find((o) => o.method === 'POST' && o.path === collection)
     if (!creator) throw new Error(`no POST ${collection} in the document to create a {${name}}; teach test/fuzz/resources.ts how to make one`)
     const body = creator.body ? exampleOf(this.doc, creator.body.schema, this.seed) : undefined
@@ -48,6 +56,57 @@ export class Resources {
       if (pub.status !== 200) throw new Error(`publishing ${name} ${id} answered ${pub.status}: ${pub.text}`)
     }
     return id
+  }
+
+  /**
+   * Events are recorded by changes, never created by a POST of their own (contract §10.1): a
+   * lead made through the API gives one, sequenced by the relay and read back from GET /events.
+   */
+  private async makeEvent(): Promise<string> {
+    const lead = await call(this.ctx.app, 'POST', '/v1/leads', { key: this.apiKey, body: { name: 'Evento Fuzz', phone: `+3461${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}` } })
+    if (lead.status !== 201) throw new Error(`making an event: POST /v1/leads answered ${lead.status}: ${lead.text}`)
+    await relayAll(this.ctx.deps)
+    const events = await call(this.ctx.app, 'GET', '/v1/events?types=lead.created&limit=1000', { key: this.apiKey })
+    const event = (events.body?.data ?? []).find((e: { data: { object: { id: number } } }) => e.data.object.id === lead.body.id)
+    if (!event) throw new Error(`no lead.created event for lead ${lead.body.id}: ${events.text}`)
+    return event.id
+  }
+
+  /**
+   * Images are made by uploads and imports through the workers (contract §5, §9.2), which the
+   * generated tests do not run: a ready image row is written as the image-watermark worker leaves
+   * it (its public copy is not needed to manage it).
+   */
+  private async makeImage(propertyId: number): Promise<string> {
+    const me = await call(this.ctx.app, 'GET', '/v1/me', { key: this.apiKey })
+    const businessId = me.body.data.business.id as number
+    const hex = () => crypto.randomUUID().replace(/-/g, '')
+    const key = `images/${hex()}.jpg`
+    const [row] = await this.ctx.deps.database.db.execute<{ id: string }>(sql`
+      insert into property_images (business_id, property_id, original_key, public_key, public_url, position, is_primary, state, width, height)
+      values (${businessId}, ${propertyId}, ${`originals/${hex()}`}, ${key}, ${`${this.ctx.config.cdnUrl}/${key}`},
+        coalesce((select max(position) from property_images where property_id = ${propertyId}), 0) + 1,
+        not exists (select 1 from property_images where property_id = ${propertyId} and is_primary), 'ready', 640, 480)
+      returning id`)
+    return row.id
+  }
+
+  /**
+   * A webhook endpoint on loopback, written as POST /webhook_endpoints writes it: the document's
+   * example URL does not resolve here, and loopback is refused without WEBHOOK_ALLOW_HOSTS.
+   * Nothing is delivered to it: no worker runs in the generated tests.
+   */
+  private async makeWebhookEndpoint(): Promise<number> {
+    const me = await call(this.ctx.app, 'GET', '/v1/me', { key: this.apiKey })
+    const businessId = me.body.data.business.id as number
+    const row = await insertEndpoint(this.ctx.deps.database.db, {
+      businessId,
+      url: 'http://127.0.0.1:9/fuzz',
+      description: null,
+      enabledEvents: ['*'],
+      secretSealed: sealSecret(this.ctx.config.appSecret, generateWebhookSecret(), webhookSecretContext(businessId)),
+    })
+    return row.id
   }
 }
 

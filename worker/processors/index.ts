@@ -12,4 +12,8 @@ export const PROCESSORS: Record<QueueName, (deps: WorkerDeps) => Processor> = {
   'image-watermark': (deps) => async (job) => (await import('./image-watermark')).processImageWatermark(deps, job),
   'catalogue-reindex': (deps) => async (job) => (await import('./catalogue-reindex')).processCatalogueReindex(deps, job),
   outreach: (deps) => async (job) => (await import('./outreach')).processOutreach(deps, job),
+  'video-transcode': (deps) => async (job) => (await import('./video-transcode')).processVideo(deps, job),
+  'storage-cleanup': (deps) => async (job) => (await import('./storage-cleanup')).processStorageCleanup(deps, job),
+  'webhook-delivery': (deps) => async (job) => (await import('./webhook-delivery')).processWebhookDelivery(deps, job),
+  'lead-erasure': (deps) => async (job) => (await import('./lead-erasure')).processLeadErasure(deps, job),
 }

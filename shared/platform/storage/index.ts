@@ -8,7 +8,7 @@ import type { Config } from '../config'
 import type { Storage } from './interface'
 
 export type { Area, ObjectInfo, PresignedPut, PresignPutOptions, Storage } from './interface'
-export { assertKey } from './interface'
+export { assertKey, assertPrefix } from './interface'
 
 export async function createStorage(config: Config): Promise<Storage> {
   if (config.storageDriver === 's3') {

@@ -25,13 +25,21 @@ export interface PresignPutOptions {
 export interface Storage {
   readonly driver: 'local' | 's3'
   put(area: Area, key: string, body: Uint8Array, contentType: string): Promise<void>
+  /** Stores a local file under `key`, streamed (video renditions are too large to hold in memory). */
+  putFile(area: Area, key: string, path: string, contentType: string): Promise<void>
   /** The whole object, or null when it does not exist. */
   get(area: Area, key: string): Promise<Uint8Array | null>
   /** The first `length` bytes (fewer when the object is shorter), or null when it does not exist. */
   getHead(area: Area, key: string, length: number): Promise<Uint8Array | null>
   head(area: Area, key: string): Promise<ObjectInfo | null>
+  /** Streams the object into the local file `path` (created or replaced); false when the object does not exist. */
+  getToFile(area: Area, key: string, path: string): Promise<boolean>
   /** Deleting a missing object is not an error. */
   delete(area: Area, key: string): Promise<void>
+  /** Keys under `prefix` (which ends with `/`), at most `limit`, in no particular order. */
+  list(area: Area, prefix: string, limit?: number): Promise<string[]>
+  /** Deletes every object under `prefix` (which ends with `/`); returns how many were deleted. */
+  deletePrefix(area: Area, prefix: string): Promise<number>
   /** A short-lived URL that can only write this one key of private storage. */
   presignPut(key: string, options: PresignPutOptions): Promise<PresignedPut>
   /** Permanent URL of a public object: CDN_URL + '/' + key. */
@@ -45,4 +53,10 @@ const KEY_RE = /^[a-z0-9][a-z0-9_-]*(?:\/[a-z0-9][a-z0-9_.-]*)*$/i
 
 export function assertKey(key: string): void {
   if (!KEY_RE.test(key) || key.includes('..') || key.length > 512) throw new Error('invalid storage key')
+}
+
+/** A prefix is a valid key followed by `/`: `videos/<hex>/`, never the root or a partial name. */
+export function assertPrefix(prefix: string): void {
+  if (!prefix.endsWith('/')) throw new Error('invalid storage prefix')
+  assertKey(prefix.slice(0, -1))
 }

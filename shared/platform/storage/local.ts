@@ -5,10 +5,10 @@
  * Writes go to a temporary file renamed into place, so a reader never sees half an object.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises'
+import { copyFile, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import type { Config } from '../config'
-import { assertKey, type Area, type ObjectInfo, type PresignPutOptions, type PresignedPut, type Storage } from './interface'
+import { assertKey, assertPrefix, type Area, type ObjectInfo, type PresignPutOptions, type PresignedPut, type Storage } from './interface'
 
 export type UploadCheck =
   | { ok: true; maxSize: number }
@@ -41,6 +41,15 @@ export class LocalStorage implements Storage {
     const tmp = this.tmpPath(area)
     await mkdir(dirname(tmp), { recursive: true })
     await Bun.write(tmp, body)
+    await mkdir(dirname(target), { recursive: true })
+    await rename(tmp, target)
+  }
+
+  async putFile(area: Area, key: string, path: string): Promise<void> {
+    const target = this.path(area, key)
+    const tmp = this.tmpPath(area)
+    await mkdir(dirname(tmp), { recursive: true })
+    await copyFile(path, tmp)
     await mkdir(dirname(target), { recursive: true })
     await rename(tmp, target)
   }
@@ -115,8 +124,46 @@ export class LocalStorage implements Storage {
     }
   }
 
+  async getToFile(area: Area, key: string, path: string): Promise<boolean> {
+    try {
+      await copyFile(this.path(area, key), path)
+      return true
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
+      throw error
+    }
+  }
+
   async delete(area: Area, key: string): Promise<void> {
     await rm(this.path(area, key), { force: true })
+  }
+
+  async list(area: Area, prefix: string, limit = 10_000): Promise<string[]> {
+    assertPrefix(prefix)
+    const keys: string[] = []
+    const walk = async (dir: string, keyPrefix: string): Promise<void> => {
+      let entries
+      try {
+        entries = await readdir(dir, { withFileTypes: true })
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+        throw error
+      }
+      for (const entry of entries) {
+        if (keys.length >= limit) return
+        if (entry.isDirectory()) await walk(join(dir, entry.name), `${keyPrefix}${entry.name}/`)
+        else keys.push(`${keyPrefix}${entry.name}`)
+      }
+    }
+    await walk(this.path(area, prefix.slice(0, -1)), prefix)
+    return keys
+  }
+
+  /** The directory of the prefix goes as a whole: no object under it survives. */
+  async deletePrefix(area: Area, prefix: string): Promise<number> {
+    const count = (await this.list(area, prefix)).length
+    await rm(this.path(area, prefix.slice(0, -1)), { recursive: true, force: true })
+    return count
   }
 
   async presignPut(key: string, options: PresignPutOptions): Promise<PresignedPut> {

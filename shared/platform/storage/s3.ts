@@ -4,12 +4,19 @@
  * CDN in front of it). Checksums are computed only when an operation requires them, which keeps
  * the SDK compatible with stores that do not implement the newer flexible checksums.
  */
+import { createReadStream, createWriteStream } from 'node:fs'
+import { stat } from 'node:fs/promises'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import {
-  DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client,
+  DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client,
 } from '@aws-sdk/client-s3'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import type { Config } from '../config'
-import { assertKey, type Area, type ObjectInfo, type PresignPutOptions, type PresignedPut, type Storage } from './interface'
+import { assertKey, assertPrefix, type Area, type ObjectInfo, type PresignPutOptions, type PresignedPut, type Storage } from './interface'
+
+/** Deletes in flight at once when a prefix goes (one request per object: DeleteObjects needs Content-MD5, which some stores want and the SDK no longer sends). */
+const DELETE_CONCURRENCY = 16
 
 const isNotFound = (error: unknown) => {
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } }
@@ -46,6 +53,34 @@ export class S3Storage implements Storage {
       // Public keys are unguessable and never rewritten with different content.
       CacheControl: area === 'public' ? 'public, max-age=31536000, immutable' : undefined,
     }))
+  }
+
+  /** Streamed with its length known, so the SDK sends one PUT without holding the file in memory. */
+  async putFile(area: Area, key: string, path: string, contentType: string): Promise<void> {
+    assertKey(key)
+    const { size } = await stat(path)
+    await this.client.send(new PutObjectCommand({
+      Bucket: this.buckets[area],
+      Key: key,
+      Body: createReadStream(path),
+      ContentLength: size,
+      ContentType: contentType,
+      CacheControl: area === 'public' ? 'public, max-age=31536000, immutable' : undefined,
+    }))
+  }
+
+  async getToFile(area: Area, key: string, path: string): Promise<boolean> {
+    assertKey(key)
+    let body
+    try {
+      body = (await this.client.send(new GetObjectCommand({ Bucket: this.buckets[area], Key: key }))).Body
+    } catch (error) {
+      if (isNotFound(error)) return false
+      throw error
+    }
+    const stream = body instanceof Readable ? body : Readable.fromWeb((body as { transformToWebStream(): ReadableStream }).transformToWebStream() as never)
+    await pipeline(stream, createWriteStream(path))
+    return true
   }
 
   async get(area: Area, key: string): Promise<Uint8Array | null> {
@@ -91,6 +126,31 @@ export class S3Storage implements Storage {
       await this.client.send(new DeleteObjectCommand({ Bucket: this.buckets[area], Key: key }))
     } catch (error) {
       if (!isNotFound(error)) throw error
+    }
+  }
+
+  async list(area: Area, prefix: string, limit = 10_000): Promise<string[]> {
+    assertPrefix(prefix)
+    const keys: string[] = []
+    let token: string | undefined
+    do {
+      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.buckets[area], Prefix: prefix, ContinuationToken: token, MaxKeys: Math.min(1000, limit - keys.length) }))
+      for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key)
+      token = page.IsTruncated ? page.NextContinuationToken : undefined
+    } while (token && keys.length < limit)
+    return keys
+  }
+
+  /** Lists and deletes page by page until nothing is left under the prefix. */
+  async deletePrefix(area: Area, prefix: string): Promise<number> {
+    let deleted = 0
+    for (;;) {
+      const keys = await this.list(area, prefix, 1000)
+      if (keys.length === 0) return deleted
+      for (let i = 0; i < keys.length; i += DELETE_CONCURRENCY) {
+        await Promise.all(keys.slice(i, i + DELETE_CONCURRENCY).map((key) => this.delete(area, key)))
+      }
+      deleted += keys.length
     }
   }
 

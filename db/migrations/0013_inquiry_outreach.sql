@@ -1,0 +1,1 @@
+ALTER TABLE "lead_inquiries" ADD COLUMN "outreach" text;

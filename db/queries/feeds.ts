@@ -1,0 +1,46 @@
+/** Portal feeds (contract §12): the feed rows, and the published catalogue read in batches for streaming. */
+import { and, desc, eq, isNull, sql } from 'drizzle-orm'
+import type { Db, Sql } from '../client'
+import { feeds } from '../schema'
+
+export type FeedRow = typeof feeds.$inferSelect
+
+export async function insertFeed(db: Db, values: { businessId: number; format: 'kyero'; tokenHash: string; tokenSealed: string }): Promise<FeedRow> {
+  const [row] = await db.insert(feeds).values(values).returning()
+  return row
+}
+
+/** The live feed whose token has this SHA-256 (feeds_token_hash_uq). */
+export async function findLiveFeedByTokenHash(db: Db, tokenHash: string): Promise<FeedRow | null> {
+  const [row] = await db.select().from(feeds).where(and(eq(feeds.tokenHash, tokenHash), isNull(feeds.revokedAt)))
+  return row ?? null
+}
+
+export function listLiveFeeds(db: Db, businessId: number): Promise<FeedRow[]> {
+  return db.select().from(feeds).where(and(eq(feeds.businessId, businessId), isNull(feeds.revokedAt))).orderBy(desc(feeds.id))
+}
+
+/** Revokes a live feed; false when there is none with this id. */
+export async function revokeFeed(db: Db, id: number): Promise<boolean> {
+  const rows = await db.update(feeds).set({ revokedAt: sql`now()` }).where(and(eq(feeds.id, id), isNull(feeds.revokedAt))).returning({ id: feeds.id })
+  return rows.length > 0
+}
+
+export interface FeedEntry {
+  /** The public document as stored (JSON text). */
+  doc: string
+  changedAt: Date
+}
+
+/**
+ * The business's published listings, most recently updated first, `batchSize` rows at a time
+ * through a server-side cursor, so a feed of any size is streamed in constant memory. The order
+ * is catalogue_business_updated_idx's, so rows stream from the index without a sort.
+ */
+export async function* catalogueForFeed(sql: Sql, businessId: number, batchSize = 500): AsyncGenerator<FeedEntry[]> {
+  // The pool's client is shared with drizzle, which reads timestamps as text.
+  const cursor = sql<{ doc: string; changed_at: string | Date }[]>`
+    select doc::text as doc, changed_at from catalogue_entries where business_id = ${businessId}
+    order by updated_at desc nulls last, property_id desc nulls last`.cursor(batchSize)
+  for await (const rows of cursor) yield rows.map((r) => ({ doc: r.doc, changedAt: new Date(r.changed_at) }))
+}

@@ -1,0 +1,146 @@
+/**
+ * Portal feeds (contract §12): operators create, list and revoke a business's feed URLs with the
+ * CLI; portals pull `GET /feeds/{token}/kyero.xml` without an API key, the token being the
+ * credential. The XML is streamed from the catalogue read model in batches, so memory does not
+ * grow with the catalogue, and its validators come from the business's catalogue version, so a
+ * conditional request is answered without reading a single listing.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { catalogueVersionOf } from '../../db/queries/catalogue'
+import { catalogueForFeed, findLiveFeedByTokenHash, insertFeed, listLiveFeeds, revokeFeed, type FeedRow } from '../../db/queries/feeds'
+import type { PropertyView } from '../listings/schemas'
+import { requireBusiness } from '../access/accounts'
+import { notFound } from '../platform/errors'
+import { openSecret, sealSecret } from '../platform/secret-box'
+import type { Services } from '../platform/services'
+import { KYERO_FOOTER, kyeroHeader, kyeroProperty } from './kyero'
+
+export const FEED_FORMATS = ['kyero'] as const
+export type FeedFormat = (typeof FEED_FORMATS)[number]
+
+/** 256 random bits, URL-safe. */
+const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/
+const tokenHash = (token: string) => createHash('sha256').update(token).digest()
+const tokenContext = (businessId: number) => `feed-token:${businessId}`
+
+export interface FeedView {
+  id: number
+  url: string
+  format: FeedFormat
+  created_at: string
+}
+
+const feedUrl = (publicUrl: string, token: string, format: FeedFormat) => `${publicUrl}/feeds/${token}/${format}.xml`
+
+function viewOf(deps: Pick<Services, 'config'>, feed: FeedRow): FeedView {
+  const token = openSecret(deps.config.appSecret, feed.tokenSealed, tokenContext(feed.businessId))
+  return { id: feed.id, url: feedUrl(deps.config.publicUrl, token, feed.format), format: feed.format, created_at: feed.createdAt.toISOString() }
+}
+
+/** A new feed each time (contract §15): several portals, each with its own revocable URL. */
+export async function createFeed(deps: Pick<Services, 'config' | 'database'>, businessId: number, format: FeedFormat): Promise<FeedView> {
+  await requireBusiness(deps, businessId)
+  const token = randomBytes(32).toString('base64url')
+  const feed = await insertFeed(deps.database.db, {
+    businessId,
+    format,
+    tokenHash: tokenHash(token).toString('hex'),
+    tokenSealed: sealSecret(deps.config.appSecret, token, tokenContext(businessId)),
+  })
+  return viewOf(deps, feed)
+}
+
+export async function listFeeds(deps: Pick<Services, 'config' | 'database'>, businessId: number): Promise<FeedView[]> {
+  await requireBusiness(deps, businessId)
+  return (await listLiveFeeds(deps.database.db, businessId)).map((f) => viewOf(deps, f))
+}
+
+export async function revokeFeedById(deps: Pick<Services, 'database'>, feedId: number): Promise<void> {
+  if (!(await revokeFeed(deps.database.db, feedId))) throw notFound(`Feed ${feedId}`)
+}
+
+export interface FeedValidators {
+  etag: string
+  lastModified: Date
+}
+
+export interface OpenedFeed {
+  businessId: number
+  format: FeedFormat
+  validators: FeedValidators
+}
+
+const feedNotFound = () => notFound('Feed')
+
+/** The live feed behind a token, with its validators; 404 for a malformed, unknown or revoked token alike. */
+export async function openFeed(deps: Pick<Services, 'database'>, token: string, format: string): Promise<OpenedFeed> {
+  if (!TOKEN_RE.test(token)) throw feedNotFound()
+  const hash = tokenHash(token)
+  const feed = await findLiveFeedByTokenHash(deps.database.db, hash.toString('hex'))
+  // Found by its hash through the index; compared again in constant time so no timing of the
+  // comparison itself says how much of a guess was right.
+  if (!feed || !timingSafeEqual(Buffer.from(feed.tokenHash, 'hex'), hash) || feed.format !== format) throw feedNotFound()
+  const { version, changedAt } = await catalogueVersionOf(deps.database.db, feed.businessId)
+  // Seconds: Last-Modified has no finer unit, and If-Modified-Since compares against it.
+  const lastModified = new Date(Math.floor(changedAt.getTime() / 1000) * 1000)
+  return { businessId: feed.businessId, format: feed.format, validators: { etag: `"${feed.format}-${feed.businessId}-${version}"`, lastModified } }
+}
+
+/** RFC 9110 §13.1: If-None-Match wins over If-Modified-Since. */
+export function notModified(validators: FeedValidators, ifNoneMatch: string | null, ifModifiedSince: string | null): boolean {
+  if (ifNoneMatch !== null) {
+    return ifNoneMatch.split(',').map((t) => t.trim().replace(/^W\//, '')).some((t) => t === '*' || t === validators.etag)
+  }
+  if (ifModifiedSince !== null) {
+    const since = Date.parse(ifModifiedSince)
+    return Number.isFinite(since) && validators.lastModified.getTime() <= since
+  }
+  return false
+}
+
+/**
+ * One catalogue row as a `<property>`. Rows are built by the catalogue rebuild, so they follow the
+ * Property schema; one that does not is logged and left out rather than cutting every portal's
+ * download short.
+ */
+function kyeroListing(deps: Pick<Services, 'logger'>, entry: { doc: string; changedAt: Date }): string {
+  try {
+    return kyeroProperty(JSON.parse(entry.doc) as PropertyView, entry.changedAt) ?? ''
+  } catch (error) {
+    deps.logger.error('feed: a catalogue row could not be written as a listing; left out', { error: (error as Error).message, doc: entry.doc.slice(0, 200) })
+    return ''
+  }
+}
+
+/**
+ * The feed's XML as a byte stream, read from the catalogue a batch at a time. The generation
+ * time is the catalogue's last change, so the same version always produces the same bytes
+ * (the ETag is strong).
+ */
+export function streamKyeroFeed(deps: Pick<Services, 'database' | 'logger'>, feed: OpenedFeed): ReadableStream<Uint8Array> {
+  let batches: AsyncGenerator<{ doc: string; changedAt: Date }[]> | undefined
+  // A direct stream writes into the response's socket buffer and waits for it to drain
+  // (flush), so a slow portal holds one batch in memory, never the feed.
+  return new ReadableStream({
+    type: 'direct',
+    async pull(controller: { write(chunk: string): number | Promise<number>; flush(): number | Promise<number>; close(): void }) {
+      try {
+        controller.write(kyeroHeader(feed.validators.lastModified))
+        batches = catalogueForFeed(deps.database.sql, feed.businessId)
+        for await (const batch of batches) {
+          let chunk = ''
+          for (const entry of batch) chunk += kyeroListing(deps, entry)
+          controller.write(chunk)
+          await controller.flush()
+        }
+        controller.write(KYERO_FOOTER)
+        await controller.flush()
+      } finally {
+        controller.close()
+      }
+    },
+    async cancel() {
+      await batches?.return(undefined)
+    },
+  } as unknown as ConstructorParameters<typeof ReadableStream<Uint8Array>>[0])
+}

@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
+
+let ctx: TestContext
+let biz: SeededBusiness
+beforeAll(async () => {
+  ctx = await createTestContext()
+  biz = await seedBusiness(ctx)
+})
+afterAll(() => ctx.close())
+
+const cli = async (...args: string[]) => {
+  const proc = Bun.spawn(['bun', 'run', 'cli/index.ts', 'feed', ...args], { cwd: `${import.meta.dir}/../..`, env: { ...process.env, PUBLIC_URL: 'https://api.example.com' }, stdout: 'pipe', stderr: 'pipe' })
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+  return { stdout, stderr, code }
+}
+
+describe('bun run cli feed', () => {
+  test('create prints one JSON object with the URL; list shows it; revoke removes it', async () => {
+    const created = await cli('create', '--business', String(biz.id), '--format', 'kyero', '--json')
+    expect(created.code, created.stderr).toBe(0)
+    const feed = JSON.parse(created.stdout)
+    expect(feed).toEqual({ id: expect.any(Number), url: expect.stringMatching(/^https:\/\/api\.example\.com\/feeds\/[A-Za-z0-9_-]{43}\/kyero\.xml$/) })
+    const second = JSON.parse((await cli('create', '--business', String(biz.id), '--format', 'kyero', '--json')).stdout)
+    expect(second.url).not.toBe(feed.url)
+    const listed = JSON.parse((await cli('list', '--business', String(biz.id), '--json')).stdout)
+    expect(listed.feeds.map((f: { id: number }) => f.id).sort()).toEqual([feed.id, second.id].sort())
+    expect(listed.feeds.find((f: { id: number }) => f.id === feed.id)).toEqual({ id: feed.id, url: feed.url, format: 'kyero', created_at: expect.any(String) })
+    const revoked = await cli('revoke', String(feed.id), '--json')
+    expect(revoked.code, revoked.stderr).toBe(0)
+    expect(JSON.parse(revoked.stdout)).toEqual({ id: feed.id, revoked: true })
+    expect(JSON.parse((await cli('list', '--business', String(biz.id), '--json')).stdout).feeds.map((f: { id: number }) => f.id)).toEqual([second.id])
+  })
+
+  test('operator mistakes are one line on stderr and exit 2', async () => {
+    for (const args of [['create', '--business', '999999999', '--format', 'kyero'], ['create', '--business', String(biz.id), '--format', 'idealista'], ['revoke', '999999999'], ['revoke']]) {
+      const r = await cli(...args)
+      expect(r.code, args.join(' ')).toBe(2)
+      expect(r.stderr.trim().split('\n')[0]).toStartWith('error: ')
+      expect(r.stdout).toBe('')
+    }
+  })
+})
