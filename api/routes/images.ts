@@ -6,6 +6,7 @@
  */
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps'
+import { idempotentAnswer } from '../idempotent-answer'
 import { authPlugin } from '../plugins/auth'
 import { CreatedResponse, IdempotencyKeyHeader, idParam, pathIdsToNumbers } from '../../shared/platform/schemas'
 import { idempotent } from '../../shared/platform/idempotency'
@@ -30,9 +31,7 @@ export const imageRoutes = (deps: AppDeps) => {
           status: 201,
           body: await startImageUpload(deps, tx, upload),
         }))
-        if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-        set.status = result.status
-        return result.body
+        return idempotentAnswer(set, result)
       },
       {
         operation: 'createImageUpload',
@@ -97,9 +96,7 @@ export const imageRoutes = (deps: AppDeps) => {
         }))
         // Committed: queue the fetch (again on a replay; the job id makes it one job).
         if (result.status === 202) await queueImport(deps, result.body.upload_id)
-        if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-        set.status = result.status
-        return result.body
+        return idempotentAnswer(set, result)
       },
       {
         operation: 'importImages',

@@ -7,6 +7,7 @@
  */
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
+import { idempotentAnswer } from '../idempotent-answer'
 import { idempotent } from '../../shared/platform/idempotency'
 import { authPlugin } from '../plugins/auth'
 import { IdempotencyKeyHeader } from '../../shared/platform/schemas'
@@ -41,9 +42,7 @@ export const inquiryRoutes = (deps: AppDeps) => {
         })
         // After commit: the worker must find the delivery row.
         if (deliveryId !== null) await queueOutreachDelivery(deps, deliveryId)
-        if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-        set.status = result.status
-        return result.body
+        return idempotentAnswer(set, result)
       },
       {
         operation: 'createLeadInquiry',

@@ -5,6 +5,7 @@
  */
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
+import { idempotentAnswer } from '../idempotent-answer'
 import { authPlugin } from '../plugins/auth'
 import { CreatedResponse, IdempotencyKeyHeader, idParam, pathIdsToNumbers } from '../../shared/platform/schemas'
 import { idempotent } from '../../shared/platform/idempotency'
@@ -52,9 +53,7 @@ export const leadRoutes = (deps: AppDeps) => {
           const id = await createLead(tx, auth.business.id, body)
           return { status: 201, body: { status: 'ok' as const, id } }
         })
-        if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-        set.status = result.status
-        return result.body
+        return idempotentAnswer(set, result)
       },
       {
         operation: 'createLead',

@@ -5,6 +5,7 @@
  */
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
+import { idempotentAnswer } from '../idempotent-answer'
 import { authPlugin } from '../plugins/auth'
 import { CreatedResponse, IdempotencyKeyHeader, idParam, pathIdsToNumbers } from '../../shared/platform/schemas'
 import {
@@ -25,9 +26,7 @@ export const propertyRoutes = (deps: AppDeps) => {
       '/properties',
       async ({ auth, body, headers, set }) => {
         const result = await createProperty(deps, { businessId: auth.business.id, apiKeyId: auth.apiKeyId, idempotencyKey: headers['idempotency-key'], input: body })
-        if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-        set.status = result.status
-        return result.body
+        return idempotentAnswer(set, result)
       },
       {
         operation: 'createProperty',

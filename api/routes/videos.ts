@@ -5,6 +5,7 @@
  */
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
+import { idempotentAnswer } from '../idempotent-answer'
 import { authPlugin } from '../plugins/auth'
 import { CreatedResponse, IdempotencyKeyHeader, idParam, pathIdsToNumbers } from '../../shared/platform/schemas'
 import { idempotent } from '../../shared/platform/idempotency'
@@ -29,9 +30,7 @@ export const videoRoutes = (deps: AppDeps) => {
           status: 201,
           body: await addVideoLink(tx, request),
         }))
-        if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-        set.status = result.status
-        return result.body
+        return idempotentAnswer(set, result)
       },
       {
         operation: 'createVideoLink',
@@ -56,9 +55,7 @@ export const videoRoutes = (deps: AppDeps) => {
           status: 201,
           body: await startVideoUpload(deps, tx, request),
         }))
-        if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-        set.status = result.status
-        return result.body
+        return idempotentAnswer(set, result)
       },
       {
         operation: 'createVideoUpload',
