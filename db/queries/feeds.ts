@@ -1,7 +1,7 @@
 /** Portal feeds (contract §12): the feed rows, and the published catalogue read in batches for streaming. */
 import { and, desc, eq, isNull, sql } from 'drizzle-orm'
 import type { Db, Sql } from '../client'
-import { feeds } from '../schema'
+import { businesses, feeds } from '../schema'
 
 export type FeedRow = typeof feeds.$inferSelect
 
@@ -10,10 +10,17 @@ export async function insertFeed(db: Db, values: { businessId: number; format: '
   return row
 }
 
-/** The live feed whose token has this SHA-256 (feeds_token_hash_uq). */
-export async function findLiveFeedByTokenHash(db: Db, tokenHash: string): Promise<FeedRow | null> {
-  const [row] = await db.select().from(feeds).where(and(eq(feeds.tokenHash, tokenHash), isNull(feeds.revokedAt)))
-  return row ?? null
+/**
+ * The live feed whose token has this SHA-256 (feeds_token_hash_uq), with its business's
+ * catalogue version: one round trip, which is all a 304 costs.
+ */
+export async function findLiveFeedByTokenHash(db: Db, tokenHash: string): Promise<(FeedRow & { catalogueVersion: number; catalogueChangedAt: Date }) | null> {
+  const [row] = await db
+    .select({ feed: feeds, catalogueVersion: businesses.catalogueVersion, catalogueChangedAt: businesses.catalogueChangedAt })
+    .from(feeds)
+    .innerJoin(businesses, eq(businesses.id, feeds.businessId))
+    .where(and(eq(feeds.tokenHash, tokenHash), isNull(feeds.revokedAt)))
+  return row ? { ...row.feed, catalogueVersion: row.catalogueVersion, catalogueChangedAt: row.catalogueChangedAt } : null
 }
 
 export function listLiveFeeds(db: Db, businessId: number): Promise<FeedRow[]> {
