@@ -4,7 +4,7 @@
  * (business_id, lower(email)), never by a look-up before writing, so the rule holds across any
  * number of API and worker replicas.
  */
-import { and, count, eq, gte, inArray, isNotNull, sql as dsql, type SQL } from 'drizzle-orm'
+import { and, count, eq, gte, isNotNull, sql as dsql, type SQL } from 'drizzle-orm'
 import { isUniqueViolation, type Db, type Sql } from '../client'
 import { contacts, type ContactRow } from '../schema'
 
@@ -120,11 +120,11 @@ export async function listContacts(db: Db, q: ContactListQuery): Promise<{ rows:
  * and cannot deadlock. The caller keeps one row per (business, phone): among duplicates in one
  * statement, which one the sort puts first (and so inserts) is not defined.
  * Rows of a business deleted in the meantime are dropped (the join), not retried forever.
- * Returns the ids of the contacts created.
+ * Returns the contacts created (id, business, phone), in (business, phone) order.
  */
-export async function insertIngestContacts(db: Db, rows: readonly IngestContactRow[]): Promise<number[]> {
+export async function insertIngestContacts(db: Db, rows: readonly IngestContactRow[]): Promise<{ id: number; businessId: number; phone: string }[]> {
   if (rows.length === 0) return []
-  const inserted = await db.execute<{ id: number }>(dsql`
+  const inserted = await db.execute<{ id: number; business_id: number; phone: string }>(dsql`
     insert into contacts (business_id, type, name, phone, source, operation, property_types, rating, urgency,
                           budget_max, min_bedrooms, search_location, notes, created_at, updated_at)
     select r."businessId", r.type, r.name, r.phone, r.source, r.operation, r."propertyTypes", r.rating, r.urgency,
@@ -136,15 +136,10 @@ export async function insertIngestContacts(db: Db, rows: readonly IngestContactR
     join businesses b on b.id = r."businessId"
     order by r."businessId", r.phone
     on conflict (business_id, phone) where phone is not null do nothing
-    returning id`)
-  return [...inserted].map((r) => r.id)
+    returning id, business_id, phone`)
+  return [...inserted].map((r) => ({ id: r.id, businessId: r.business_id, phone: r.phone }))
 }
 
-/** Contacts by id (any business), in (business, id) order. */
-export function findContactsByIds(db: Db, ids: number[]): Promise<ContactRow[]> {
-  if (ids.length === 0) return Promise.resolve([])
-  return db.select().from(contacts).where(inArray(contacts.id, ids)).orderBy(contacts.businessId, contacts.id)
-}
 
 /** The contact of this business, locked until the transaction ends (erasure, contract §13). */
 export async function findContactForUpdate(db: Db, businessId: number, id: number): Promise<ContactRow | null> {

@@ -4,7 +4,8 @@
  * never by a look-up first, so the rule holds across API and worker replicas.
  */
 import type { Db } from '../../db/client'
-import { findContact, findContactsByIds, insertContact, insertIngestContacts, listContacts, updateContact, type WriteResult } from '../../db/queries/contacts'
+import type { ContactRow } from '../../db/schema'
+import { findContact, insertContact, insertIngestContacts, listContacts, updateContact, type WriteResult } from '../../db/queries/contacts'
 import { findOrCreateContact, insertInquiry, isPropertyOfBusiness, listInquiriesOfContact, type InquiryListRow } from '../../db/queries/inquiries'
 import { hasEnabledOutreachEndpoint, insertOutreachDelivery } from '../../db/queries/outreach'
 import { newDeliveryId, type DeliveryBody } from '../outreach/delivery'
@@ -133,18 +134,32 @@ export async function listLeadInquiries(deps: Pick<Services, 'database'>, busine
  * later and earlier duplicates create and update nothing. Returns the number of leads created.
  */
 export function storeIngestBatch(deps: Pick<Services, 'database'>, leads: IngestLead[]): Promise<number> {
+  const unique = dedupeIngestLeads(leads)
   return deps.database.db.transaction(async (tx) => {
-    const created = await findContactsByIds(tx, await insertIngestContacts(tx, dedupeIngestLeads(leads)))
-    // One lead.created per stored lead (contract §10.1), per business in business order so that
-    // concurrent batches take the event counters in the same order.
+    const created = await insertIngestContacts(tx, unique)
+    // The stored lead is the accepted one with its new id: no second read of the rows just written.
+    const byKey = new Map(unique.map((lead) => [`${lead.businessId}\u0000${lead.phone}`, lead]))
+    // One lead.created per stored lead (contract §10.1), per business in business order.
     for (let i = 0; i < created.length; ) {
       const businessId = created[i].businessId
       const events: NewEvent[] = []
-      for (; i < created.length && created[i].businessId === businessId; i++) events.push({ type: 'lead.created', object: leadView(created[i]) })
+      for (; i < created.length && created[i].businessId === businessId; i++) {
+        const lead = byKey.get(`${businessId}\u0000${created[i].phone}`)!
+        events.push({ type: 'lead.created', object: leadView(ingestContactRow(created[i].id, lead)) })
+      }
       await recordEvents(tx, businessId, events)
     }
     return created.length
   })
+}
+
+function ingestContactRow(id: number, lead: IngestLead): ContactRow {
+  const at = new Date(lead.receivedAt)
+  return {
+    id, businessId: lead.businessId, type: lead.type, name: lead.name, email: null, phone: lead.phone, source: lead.source, operation: lead.operation,
+    propertyTypes: lead.propertyTypes, rating: lead.rating, urgency: lead.urgency, budgetMax: lead.budgetMax, minBedrooms: lead.minBedrooms,
+    searchLocation: lead.searchLocation, notes: lead.notes, createdAt: at, updatedAt: at,
+  }
 }
 
 export interface CreatedInquiry {
