@@ -47,7 +47,7 @@ afterAll(async () => {
   await browser?.close()
   await service?.close()
   if (profile) await rm(profile, { recursive: true, force: true })
-})
+}, 30_000)
 
 describe('/docs in headless Chromium, offline', () => {
   test('renders every operation from the service alone, with no request to another host', async () => {
@@ -77,7 +77,7 @@ describe('/docs in headless Chromium, offline', () => {
     expect(summaries.length).toBeGreaterThan(40)
     // Every tag is open (defaultOpenAllTags), so the sidebar lists every operation by its summary.
     const sidebar = page.locator('.sidebar, [class*="sidebar"]').first()
-    await sidebar.getByText(summaries[summaries.length - 1], { exact: true }).first().waitFor({ timeout: 20_000 })
+    await sidebar.getByText(summaries[summaries.length - 1], { exact: true }).first().waitFor({ timeout: 45_000 })
     const text = await page.locator('body').innerText()
     const missing = summaries.filter((s) => !text.includes(s))
     expect(missing).toEqual([])
@@ -92,5 +92,5 @@ describe('/docs in headless Chromium, offline', () => {
     expect(pageErrors).toEqual([])
     expect(local).toContain('/openapi.json')
     expect(local.filter((p) => p.startsWith('/docs/assets/'))).toHaveLength(1)
-  }, 60_000)
+  }, 90_000)
 })

@@ -59,7 +59,7 @@ describe('GET /openapi.json (api-spec §9, contract §6)', () => {
     expect(bundle.headers.get('cache-control')).toBe('public, max-age=31536000, immutable')
     expect(bundle.headers.get('content-type')).toStartWith('text/javascript')
     expect(await bundle.text()).toContain('createApiReference')
-  })
+  }, 30_000)
 
   test('another version of the bundle is a 404 problem, never cached', async () => {
     const res = await call(ctx.app, 'GET', '/docs/assets/scalar-0.0.1/standalone.js')

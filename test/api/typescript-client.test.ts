@@ -29,7 +29,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await workers?.close(5000)
   await service?.close()
-})
+}, 30_000)
 
 describe('clients/typescript', () => {
   test('schema.ts is what `bun run gen:client` makes from the served /openapi.json', async () => {
@@ -50,7 +50,7 @@ describe('clients/typescript', () => {
     expect(data).toBeUndefined()
     expect(response.headers.get('content-type')).toStartWith('application/problem+json')
     expect(error?.detail).toBeString()
-  })
+  }, 30_000)
 
   test('create, upload an image, publish, list in the public catalogue', async () => {
     const input: components['schemas']['PropertyInput'] = {
@@ -98,7 +98,7 @@ describe('clients/typescript', () => {
       const { data } = await api.GET('/v1/properties', { params: { query: { city: 'Valencia', limit: 50 } } })
       const entry = data?.data.find((p) => p.id === property_id)
       return entry && entry.images.length === 1 ? entry : null
-    }, { what: 'the published property with its image in the catalogue' })
+    }, { timeoutMs: 20_000, what: 'the published property with its image in the catalogue' })
     expect(listed.title).toBe(input.title)
     expect(listed.images[0].is_primary).toBe(true)
     const cover = await fetch(listed.images[0].url)
@@ -120,7 +120,7 @@ describe('clients/typescript', () => {
     expect(ingested.response.status, JSON.stringify(ingested.error)).toBe(200)
     expect(ingested.data).toEqual({ status: 'ok', authenticated_as: biz.name })
 
-    const lead = await eventually(async () => (await api.GET('/v1/leads', { params: { query: { phone } } })).data?.data[0], { what: `the ingested lead ${phone}` })
+    const lead = await eventually(async () => (await api.GET('/v1/leads', { params: { query: { phone } } })).data?.data[0], { timeoutMs: 20_000, what: `the ingested lead ${phone}` })
     expect(lead).toMatchObject({ phone, name: 'Lucía Martín', operation: 'alquiler', budget_max: 1100, min_bedrooms: 2, source: 'landing-alquiler' })
   }, 30_000)
 
