@@ -4,7 +4,7 @@
  */
 import { Elysia, type AnyElysia } from 'elysia'
 import type { AppDeps } from './deps'
-import { buildOpenApiDocument, docsPage } from './openapi'
+import { buildOpenApiDocument } from './openapi'
 import { httpPlugin } from './plugins/http'
 import { meRoutes } from './routes/me'
 import { opsRoutes } from './routes/ops'
@@ -17,6 +17,7 @@ import { localStorageRoutes } from './routes/local-storage'
 import { eventRoutes } from './routes/events'
 import { webhookRoutes } from './routes/webhooks'
 import { feedRoutes } from './routes/feeds'
+import { docsRoutes } from './routes/docs'
 
 export function createApp(deps: AppDeps) {
   let openapi: string | undefined
@@ -40,10 +41,7 @@ export function createApp(deps: AppDeps) {
       openapi ??= JSON.stringify(buildOpenApiDocument(self!, '1.0.0', deps.config.publicUrl))
       return openapi
     }, { detail: { hide: true } })
-    .get('/docs', ({ set }) => {
-      set.headers['content-type'] = 'text/html; charset=utf-8'
-      return docsPage()
-    }, { detail: { hide: true } })
+    .use(docsRoutes())
   self = app
   return app
 }

@@ -327,11 +327,3 @@ function collapseCoercions(node: any): any {
   }
   return out
 }
-
-export function docsPage(): string {
-  return `<!doctype html>
-<html><head><meta charset="utf-8"><title>Property and Lead Management API</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body><script id="api-reference" data-url="/openapi.json"></script>
-<script src="https://cdn.jsdelivr.net/npm/@scalar/api-reference"></script></body></html>`
-}

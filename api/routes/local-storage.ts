@@ -6,7 +6,8 @@
  *  - `GET /cdn/images/<key>` and `GET /cdn/videos/<prefix>/<file>`: public copies only (photos;
  *    video renditions: HLS playlist `application/vnd.apple.mpegurl`, segments `video/mp2t`, MP4
  *    with byte ranges for seeking, JPEG poster). Their keys are unguessable and never rewritten,
- *    so this is the one documented exception to `Cache-Control: no-store`: a year, immutable.
+ *    so this is a documented exception to `Cache-Control: no-store` (with the /docs script,
+ *    routes/docs.ts): a year, immutable.
  * With STORAGE_DRIVER=s3 neither route exists (uploads go to S3, CDN_URL points at the bucket).
  */
 import { Elysia } from 'elysia'

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { call, createTestContext, type TestContext } from '../helpers/context'
+import pkg from '../../package.json'
 
 let ctx: TestContext
 let doc: any
@@ -41,10 +42,29 @@ describe('GET /openapi.json (api-spec §9, contract §6)', () => {
     expect(JSON.stringify(doc)).not.toContain('"format":"numeric"')
   })
 
-  test('/docs serves the human documentation page', async () => {
+  test('/docs serves the human documentation page, its script from this API only', async () => {
     const res = await call(ctx.app, 'GET', '/docs')
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toStartWith('text/html')
-    expect(res.text).toContain('/openapi.json')
+    expect(res.text).toContain('"url":"/openapi.json"')
+    // Every URL the page names is a path on this host (test/api/docs-browser.test.ts checks what a browser really fetches).
+    expect(res.text).not.toMatch(/(?:src|href)="(?!\/)|https?:\/\//)
+    const { version } = await Bun.file(`${import.meta.dir}/../../node_modules/@scalar/api-reference/package.json`).json()
+    expect(pkg.dependencies['@scalar/api-reference']).toBe(version)
+    const bundlePath = `/docs/assets/scalar-${version}/standalone.js`
+    expect(res.text).toContain(`<script src="${bundlePath}"></script>`)
+
+    const bundle = await ctx.app.handle(new Request(`http://localhost${bundlePath}`))
+    expect(bundle.status).toBe(200)
+    expect(bundle.headers.get('cache-control')).toBe('public, max-age=31536000, immutable')
+    expect(bundle.headers.get('content-type')).toStartWith('text/javascript')
+    expect(await bundle.text()).toContain('createApiReference')
+  }, 30_000)
+
+  test('another version of the bundle is a 404 problem, never cached', async () => {
+    const res = await call(ctx.app, 'GET', '/docs/assets/scalar-0.0.1/standalone.js')
+    expect(res.status).toBe(404)
+    expect(res.headers.get('content-type')).toStartWith('application/problem+json')
+    expect(res.headers.get('cache-control')).toBe('no-store')
   })
 })
