@@ -21,6 +21,11 @@ export interface Config {
   dataDir: string
   s3: {
     endpoint: string | undefined
+    /**
+     * The endpoint clients reach the store at, signed into presigned upload URLs; differs from
+     * `endpoint` when the service reaches the store by an internal name (compose: `minio:9000`).
+     */
+    publicEndpoint: string | undefined
     region: string
     accessKeyId: string | undefined
     secretAccessKey: string | undefined
@@ -157,6 +162,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const s3Enabled = storageDriver === 's3'
   const s3 = {
     endpoint: env.S3_ENDPOINT || undefined,
+    publicEndpoint: env.S3_PUBLIC_ENDPOINT || undefined,
     region: env.S3_REGION || 'us-east-1',
     accessKeyId: env.S3_ACCESS_KEY_ID || undefined,
     secretAccessKey: env.S3_SECRET_ACCESS_KEY || undefined,
@@ -165,6 +171,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', false),
   }
   if (s3Enabled && s3.endpoint) url(env, 'S3_ENDPOINT', s3.endpoint, ['http:', 'https:'])
+  if (s3Enabled && s3.publicEndpoint) s3.publicEndpoint = url(env, 'S3_PUBLIC_ENDPOINT', s3.publicEndpoint, ['http:', 'https:'])
 
   return {
     port,
