@@ -78,6 +78,12 @@ export class ConfigError extends Error {
   override name = 'ConfigError'
 }
 
+/**
+ * compose's PostgreSQL (published on 5432) requires its password; a local server with `trust`
+ * authentication ignores it, so one default reaches both.
+ */
+export const DEFAULT_DATABASE_URL = 'postgres://postgres:postgres@127.0.0.1:5432/property_lead'
+
 const DEV_SECRET = 'dev-only-secret-change-me-in-production-0000000000'
 /** Secrets that were ever published (the development value, compose's former default): never usable outside development and test. */
 const PUBLISHED_SECRETS = new Set([DEV_SECRET, 'change-me-to-a-long-random-secret-of-32-chars-or-more'])
@@ -175,7 +181,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
   return {
     port,
-    databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/property_lead', ['postgres:', 'postgresql:']),
+    databaseUrl: url(env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
     queuePrefix: env.QUEUE_PREFIX || 'plm',
     workerQueues: workerQueues as QueueName[],
