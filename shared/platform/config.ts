@@ -223,6 +223,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
 }
 
+/**
+ * The environment a child process of ours starts with (`bun run start:stack` runs the API and the
+ * workers): this process's, with `overrides`. Here because this is the one module that reads it.
+ */
+export function environmentWith(overrides: Record<string, string>): Record<string, string> {
+  return { ...(process.env as Record<string, string>), ...overrides }
+}
+
 let cached: Config | undefined
 /** The process-wide configuration, parsed on first use. */
 export function getConfig(): Config {
