@@ -133,6 +133,8 @@ describe('bun run start:stack', () => {
     expect(listed?.images.length, JSON.stringify(catalogue)).toBe(1)
     const image = listed!.images[0]
     expect(image.url).toStartWith(`http://localhost:${s3Port}/property-public/`)
+    const detail = await (await api(`/v1/properties/${property.id}`)).json() as { data: { images: { url: string }[] } }
+    expect(detail.data.images.map((i) => i.url)).toEqual([image.url])
 
     const served = await fetch(image.url)
     expect(served.status).toBe(200)
