@@ -160,3 +160,26 @@ describe('bun run start:stack', () => {
     expect(r.code).toBe(1)
   }, 60_000)
 })
+
+describe('bun run start:stack refuses clearly', () => {
+  test('PostgreSQL unreachable: the migration step fails, nothing else starts, exit 1', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'stack-s3-'))
+    try {
+      const r = await run(['run', 'start:stack', '--s3-port', '0', '--s3-dir', dir], { PORT: String(await freePort()), DATABASE_URL: `postgres://postgres@127.0.0.1:${await freePort()}/x`, QUEUE_PREFIX: `${queuePrefix}-refused` }, 60_000)
+      expect(r.code, r.stdout + r.stderr).toBe(1)
+      expect(r.stderr).toContain('PostgreSQL is not reachable')
+      expect(r.stdout).toContain('stack: migrate failed with code 1')
+      expect(r.stdout).not.toContain('(pid ')
+      expect(r.stdout).toContain('stack: stopped')
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+
+  test('an unknown flag is a usage error naming it, exit 2', async () => {
+    const r = await run(['run', 'start:stack', '--s3-prot', '9000'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain("'--s3-prot'")
+    expect(r.stderr).toContain('usage: bun run start:stack')
+  })
+})
