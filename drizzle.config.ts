@@ -4,5 +4,5 @@ export default defineConfig({
   dialect: 'postgresql',
   schema: './db/schema/index.ts',
   out: './db/migrations',
-  dbCredentials: { url: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/property_lead' },
+  dbCredentials: { url: process.env.DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/property_lead' },
 })

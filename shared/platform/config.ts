@@ -21,6 +21,11 @@ export interface Config {
   dataDir: string
   s3: {
     endpoint: string | undefined
+    /**
+     * The endpoint clients reach the store at, signed into presigned upload URLs; differs from
+     * `endpoint` when the service reaches the store by an internal name (compose: `minio:9000`).
+     */
+    publicEndpoint: string | undefined
     region: string
     accessKeyId: string | undefined
     secretAccessKey: string | undefined
@@ -72,6 +77,12 @@ export interface Config {
 export class ConfigError extends Error {
   override name = 'ConfigError'
 }
+
+/**
+ * compose's PostgreSQL (published on 5432) requires its password; a local server with `trust`
+ * authentication ignores it, so one default reaches both.
+ */
+export const DEFAULT_DATABASE_URL = 'postgres://postgres:postgres@127.0.0.1:5432/property_lead'
 
 const DEV_SECRET = 'dev-only-secret-change-me-in-production-0000000000'
 /** Secrets that were ever published (the development value, compose's former default): never usable outside development and test. */
@@ -157,6 +168,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const s3Enabled = storageDriver === 's3'
   const s3 = {
     endpoint: env.S3_ENDPOINT || undefined,
+    publicEndpoint: env.S3_PUBLIC_ENDPOINT || undefined,
     region: env.S3_REGION || 'us-east-1',
     accessKeyId: env.S3_ACCESS_KEY_ID || undefined,
     secretAccessKey: env.S3_SECRET_ACCESS_KEY || undefined,
@@ -165,10 +177,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', false),
   }
   if (s3Enabled && s3.endpoint) url(env, 'S3_ENDPOINT', s3.endpoint, ['http:', 'https:'])
+  if (s3Enabled && s3.publicEndpoint) s3.publicEndpoint = url(env, 'S3_PUBLIC_ENDPOINT', s3.publicEndpoint, ['http:', 'https:'])
 
   return {
     port,
-    databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/property_lead', ['postgres:', 'postgresql:']),
+    databaseUrl: url(env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
     queuePrefix: env.QUEUE_PREFIX || 'plm',
     workerQueues: workerQueues as QueueName[],
@@ -208,6 +221,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       endpointConcurrency: int(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 16, 1, 256),
     },
   }
+}
+
+/**
+ * The environment a child process of ours starts with (`bun run start:stack` runs the API and the
+ * workers): this process's, with `overrides`. Here because this is the one module that reads it.
+ */
+export function environmentWith(overrides: Record<string, string>): Record<string, string> {
+  return { ...(process.env as Record<string, string>), ...overrides }
 }
 
 let cached: Config | undefined

@@ -15,13 +15,14 @@ export interface S3Server {
   stop(): Promise<void>
 }
 
-export async function startS3Server(): Promise<S3Server> {
+/** `address` is where s3rver listens; `::` also answers `localhost` by either family (the public-endpoint test). */
+export async function startS3Server(options: { address?: string } = {}): Promise<S3Server> {
   const port = await freePort()
   const directory = await mkdtemp(join(tmpdir(), 's3rver-'))
   const suffix = Math.random().toString(36).slice(2, 8)
   const privateBucket = `originals-${suffix}`
   const publicBucket = `public-${suffix}`
-  const server = new S3rver({ port, address: '127.0.0.1', silent: true, directory, configureBuckets: [{ name: privateBucket }, { name: publicBucket }] })
+  const server = new S3rver({ port, address: options.address ?? '127.0.0.1', silent: true, directory, configureBuckets: [{ name: privateBucket }, { name: publicBucket }] })
   await server.run()
   const endpoint = `http://127.0.0.1:${port}`
   return {

@@ -26,18 +26,26 @@ const isNotFound = (error: unknown) => {
 export class S3Storage implements Storage {
   readonly driver = 's3' as const
   readonly client: S3Client
+  /**
+   * Presigned URLs carry the host they were signed for, so they are signed for the endpoint the
+   * client will send them to (S3_PUBLIC_ENDPOINT) while the service talks to S3_ENDPOINT.
+   * Presigning sends no request: this client never connects anywhere.
+   */
+  private readonly signer: S3Client
   private readonly buckets: Record<Area, string>
 
   constructor(private readonly config: Pick<Config, 's3' | 'cdnUrl'>) {
     const { s3 } = config
-    this.client = new S3Client({
-      endpoint: s3.endpoint,
+    const clientFor = (endpoint: string | undefined) => new S3Client({
+      endpoint,
       region: s3.region,
       forcePathStyle: s3.forcePathStyle,
       credentials: s3.accessKeyId && s3.secretAccessKey ? { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } : undefined,
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
     })
+    this.client = clientFor(s3.endpoint)
+    this.signer = s3.publicEndpoint && s3.publicEndpoint !== s3.endpoint ? clientFor(s3.publicEndpoint) : this.client
     this.buckets = { private: s3.privateBucket, public: s3.publicBucket }
   }
 
@@ -162,7 +170,7 @@ export class S3Storage implements Storage {
   async presignPut(key: string, options: PresignPutOptions): Promise<PresignedPut> {
     assertKey(key)
     const command = new PutObjectCommand({ Bucket: this.buckets.private, Key: key, ContentType: options.contentType })
-    const url = await getSignedUrl(this.client, command, { expiresIn: options.expiresInSeconds, signableHeaders: new Set(['content-type']) })
+    const url = await getSignedUrl(this.signer, command, { expiresIn: options.expiresInSeconds, signableHeaders: new Set(['content-type']) })
     return { url, headers: { 'content-type': options.contentType } }
   }
 
@@ -173,5 +181,6 @@ export class S3Storage implements Storage {
 
   destroy(): void {
     this.client.destroy()
+    if (this.signer !== this.client) this.signer.destroy()
   }
 }
