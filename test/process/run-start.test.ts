@@ -4,7 +4,7 @@
  * becomes ready, and SIGTERM stops the service and then the PostgreSQL and Redis it started.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -58,46 +58,51 @@ function spawnRun(env: Record<string, string>) {
   return Bun.spawn(['./run', 'start'], { cwd: clone, env: { ...inherited, LOG_LEVEL: 'info', ...env }, stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
 }
 
+/** `./run start` until /readyz answers 200, then SIGTERM: what it printed and the servers it ran. */
+async function startServeStop(dbPort: number, redisPort: number) {
+  const port = await freePort()
+  const proc = spawnRun({
+    DATABASE_URL: `postgres://postgres@127.0.0.1:${dbPort}/property_lead`,
+    REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+    PORT: String(port),
+    QUEUE_PREFIX: `run-start-${port}`,
+  })
+  const stderr = new Response(proc.stderr).text()
+  const stdout = new Response(proc.stdout).text()
+  try {
+    let ready = false
+    while (!ready && proc.exitCode === null) {
+      ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)
+      if (!ready) await Bun.sleep(250)
+    }
+    if (!ready) throw new Error(`./run start exited ${await proc.exited}: ${await stderr}`)
+    const postgresPid = Number(readFileSync(join(clone, '.data/postgres/postmaster.pid'), 'utf8').split('\n')[0])
+    const redisPid = Number(readFileSync(join(clone, '.data/redis/redis.pid'), 'utf8').trim())
+    const aliveWhileServing = [alive(postgresPid), alive(redisPid)]
+    proc.kill('SIGTERM')
+    const code = await proc.exited
+    return { code, aliveWhileServing, stoppedAfter: [await exited(postgresPid), await exited(redisPid)], progress: await stderr, logs: await stdout }
+  } finally {
+    if (proc.exitCode === null) {
+      proc.kill('SIGTERM')
+      await proc.exited
+    }
+  }
+}
+
 describe('./run start in a clean clone', () => {
-  test('starts private PostgreSQL and Redis where nothing answers, serves /readyz 200, and stops them on SIGTERM', async () => {
-    const [dbPort, redisPort, port] = [await freePort(), await freePort(), await freePort()]
+  test('starts private PostgreSQL and Redis where nothing answers, serves /readyz 200, and stops them on SIGTERM; a second start creates nothing again', async () => {
+    const [dbPort, redisPort] = [await freePort(), await freePort()]
     expect(await answers(dbPort)).toBe(false)
     expect(await answers(redisPort)).toBe(false)
-    const proc = spawnRun({
-      DATABASE_URL: `postgres://postgres@127.0.0.1:${dbPort}/property_lead`,
-      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-      PORT: String(port),
-      QUEUE_PREFIX: `run-start-${port}`,
-    })
-    const stderr = new Response(proc.stderr).text()
-    const stdout = new Response(proc.stdout).text()
-    let ready = false
-    try {
-      while (!ready && proc.exitCode === null) {
-        ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)
-        if (!ready) await Bun.sleep(250)
-      }
-      if (!ready) throw new Error(`./run start exited ${await proc.exited}: ${await stderr}`)
-      const postgresPid = Number(readFileSync(join(clone, '.data/postgres/postmaster.pid'), 'utf8').split('\n')[0])
-      const redisPid = Number(readFileSync(join(clone, '.data/redis/redis.pid'), 'utf8').trim())
-      expect(alive(postgresPid)).toBe(true)
-      expect(alive(redisPid)).toBe(true)
-      expect(existsSync(join(clone, '.data/redis/appendonlydir'))).toBe(true)
 
-      proc.kill('SIGTERM')
-      expect(await proc.exited).toBe(0)
-      expect(await exited(postgresPid)).toBe(true)
-      expect(await exited(redisPid)).toBe(true)
-      expect(await answers(dbPort)).toBe(false)
-      expect(await answers(redisPort)).toBe(false)
-    } finally {
-      if (proc.exitCode === null) {
-        proc.kill('SIGTERM')
-        await proc.exited
-      }
-    }
-    const progress = await stderr
-    expect(ready).toBe(true)
+    const first = await startServeStop(dbPort, redisPort)
+    expect(first.code).toBe(0)
+    expect(first.aliveWhileServing).toEqual([true, true])
+    expect(first.stoppedAfter).toEqual([true, true])
+    expect(await answers(dbPort)).toBe(false)
+    expect(await answers(redisPort)).toBe(false)
+    expect(existsSync(join(clone, '.data/redis/appendonlydir'))).toBe(true)
     for (const line of [
       '[run] dependencies (bun install --frozen-lockfile)',
       '[run] creating a PostgreSQL cluster in .data/postgres (first start only)',
@@ -105,8 +110,15 @@ describe('./run start in a clean clone', () => {
       `[run] starting Redis on 127.0.0.1:${redisPort}`,
       '[run] stopping Redis (.data/redis)',
       '[run] stopping PostgreSQL (.data/postgres)',
-    ]) expect(progress).toContain(line)
-    expect(await stdout).toContain('"msg":"api listening"')
+    ]) expect(first.progress).toContain(line)
+    expect(first.progress).not.toContain('installing')
+    expect(first.logs).toContain('"msg":"api listening"')
+
+    const second = await startServeStop(dbPort, redisPort)
+    expect(second.code).toBe(0)
+    expect(second.stoppedAfter).toEqual([true, true])
+    expect(second.progress).toContain(`[run] starting PostgreSQL on 127.0.0.1:${dbPort}`)
+    expect(second.progress).not.toContain('creating a PostgreSQL cluster')
   }, 240_000)
 
   test('a URL to another host is only waited for, with one clear error, and nothing is started', async () => {
@@ -118,4 +130,21 @@ describe('./run start in a clean clone', () => {
     expect(stderr).not.toContain('starting PostgreSQL')
     expect(stderr).not.toContain('starting Redis')
   }, 120_000)
+
+  // A missing package is made by a dpkg-query that knows no package, run as a user that is not root.
+  test.if(process.getuid?.() === 0)('without root, a missing OS package → the exact sudo apt-get line on stdout, exit 1, nothing started', async () => {
+    const fakeBin = mkdtempSync(join(tmpdir(), 'run-no-dpkg-'))
+    try {
+      writeFileSync(join(fakeBin, 'dpkg-query'), '#!/bin/sh\nexit 1\n', { mode: 0o755 })
+      chmodSync(fakeBin, 0o755)
+      const proc = Bun.spawn(['runuser', '-u', 'nobody', '--', 'env', `PATH=${fakeBin}:${process.env.PATH}`, 'HOME=/tmp', `DATABASE_URL=postgres://postgres@127.0.0.1:${await freePort()}/x`, './run', 'start'], { cwd: clone, stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
+      const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+      expect(code).toBe(1)
+      expect(stderr.trim()).toBe('[run] missing OS packages; run this, then ./run start again:')
+      // ffmpeg and redis-server are found as commands; PostGIS is known only to dpkg.
+      expect(stdout).toBe('sudo apt-get install -y postgresql-15-postgis-3\n')
+    } finally {
+      rmSync(fakeBin, { recursive: true, force: true })
+    }
+  })
 })
