@@ -5,6 +5,7 @@
 import { Elysia, type AnyElysia } from 'elysia'
 import type { AppDeps } from './deps'
 import { buildOpenApiDocument } from './openapi'
+import { routeFinder } from './elysia-adapter'
 import { httpPlugin } from './plugins/http'
 import { meRoutes } from './routes/me'
 import { opsRoutes } from './routes/ops'
@@ -23,7 +24,7 @@ export function createApp(deps: AppDeps) {
   let openapi: string | undefined
   let self: AnyElysia | undefined
   const app = new Elysia({ normalize: false, aot: true })
-    .use(httpPlugin(deps))
+    .use(httpPlugin(deps, routeFinder(() => self!)))
     .use(opsRoutes(deps))
     .use(meRoutes)
     .use(propertyRoutes(deps))

@@ -64,3 +64,31 @@ export function withoutParseFunctions<T>(app: AnyElysia, generate: () => T): T {
     for (const [hooks, parse] of saved) if (hooks) hooks.parse = parse
   }
 }
+
+/**
+ * The route pattern a method and path would match, for a request refused before Elysia routed
+ * it (the http plugin's 401 comes in onRequest): its metrics and log line keep the route label
+ * instead of `unmatched`. Reads `app.routes` once, on first use, when every route is registered;
+ * a path that no route takes stays undefined, so labels never grow with what clients send.
+ */
+export function routeFinder(appOf: () => AnyElysia): (method: string, path: string) => string | undefined {
+  let table: { method: string; pattern: string; parts: string[]; statics: number }[] | undefined
+  return (method, path) => {
+    table ??= appOf().routes
+      .map((r) => ({ method: r.method, pattern: r.path, parts: r.path.split('/') }))
+      .map((r) => ({ ...r, statics: r.parts.filter((p) => !p.startsWith(':') && p !== '*').length }))
+      // `/v1/leads/inquiries` before `/v1/leads/:lead_id`: the more literal segments, the better the match.
+      .sort((a, b) => b.statics - a.statics)
+    const segments = path.split('/')
+    return table.find((r) => (r.method === method || r.method === 'ALL') && matchesPattern(r.parts, segments))?.pattern
+  }
+}
+
+function matchesPattern(parts: string[], segments: string[]): boolean {
+  for (let i = 0; i < parts.length; i++) {
+    if (parts[i] === '*') return true
+    if (i >= segments.length) return false
+    if (parts[i].startsWith(':') ? segments[i] === '' : parts[i] !== segments[i]) return false
+  }
+  return parts.length === segments.length
+}

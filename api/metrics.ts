@@ -3,6 +3,7 @@
  * latency histogram by route and status, kept in process; queue figures are read from Redis at
  * scrape time so every replica reports the same queue depth.
  */
+import { watchEventLoopLag } from './process-metrics'
 import { queueFigures } from '../shared/platform/queue-stats'
 import type { Queues } from '../shared/platform/queues'
 import type { Services } from '../shared/platform/services'
@@ -19,6 +20,10 @@ interface Series {
 
 export class Metrics {
   private requests = new Map<string, Series>()
+
+  constructor() {
+    watchEventLoopLag()
+  }
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {
     const key = `${method}\u0000${route}\u0000${status}`

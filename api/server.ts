@@ -3,7 +3,7 @@ import http from 'node:http'
 import type { Config } from '../shared/platform/config'
 import type { Logger } from '../shared/platform/logger'
 import { createApp } from './app'
-import { closeApiDeps, createApiDeps } from './runtime'
+import { closeApiDeps, createApiDeps, StartupError } from './runtime'
 
 /**
  * Bun never refuses a body itself: its own 413 comes before authentication, as a bare answer
@@ -44,6 +44,34 @@ function bodyLeftUnread(request: Request, status: number): boolean {
   return request.body !== null && (!request.bodyUsed || status === 413)
 }
 
+type ServeOptions = Omit<Parameters<typeof Bun.serve>[0], 'port' | 'hostname' | 'reusePort'>
+
+/**
+ * Several API processes on one machine may share the port (Linux SO_REUSEPORT spreads the
+ * connections: how one host uses all its cores, README "Scaling"), but only with REUSE_PORT=1 on
+ * purpose. Without it the port is bound alone, so a stale instance still holding it (or another
+ * program) stops start-up with one line instead of quietly taking part of the traffic.
+ */
+function listen(config: Config, options: ServeOptions): ReturnType<typeof Bun.serve> {
+  try {
+    return Bun.serve({ ...options, port: config.port, hostname: '0.0.0.0', reusePort: config.reusePort } as Parameters<typeof Bun.serve>[0])
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'EADDRINUSE') throw error
+    throw new StartupError(config.reusePort
+      ? `port ${config.port} is already in use by a process that does not share it (SO_REUSEPORT): stop it or choose another PORT`
+      : `port ${config.port} is already in use (another instance of this service, or another program): stop it, choose another PORT, or set REUSE_PORT=1 to share the port with other instances on purpose`)
+  }
+}
+
+async function listenOrClose(deps: Awaited<ReturnType<typeof createApiDeps>>, options: ServeOptions): Promise<ReturnType<typeof Bun.serve>> {
+  try {
+    return listen(deps.config, options)
+  } catch (error) {
+    await closeApiDeps(deps)
+    throw error
+  }
+}
+
 export interface RunningApi {
   port: number
   close(timeoutMs?: number): Promise<void>
@@ -62,12 +90,7 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
   const settled = () => {
     if (--inflight === 0) onIdle?.()
   }
-  const server = Bun.serve({
-    port: config.port,
-    hostname: '0.0.0.0',
-    // Several API processes on one machine may share the port (Linux SO_REUSEPORT spreads the
-    // connections): how one host uses all its cores (README, scaling).
-    reusePort: true,
+  const server = await listenOrClose(deps, {
     maxRequestBodySize: MAX_REQUEST_BODY,
     idleTimeout: 30,
     fetch: async (request) => {

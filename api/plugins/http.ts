@@ -18,7 +18,8 @@ import { checkJsonBody, containsNul, findNul, inspectJsonBody, nulError, parseJs
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/
 
-export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys'>) {
+/** `routeOf` names the route of a request refused before routing (createApp passes its own router's). */
+export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys'>, routeOf: (method: string, path: string) => string | undefined = () => undefined) {
   return new Elysia({ name: 'http' })
     .onRequest(async ({ request, set }) => {
       const incoming = request.headers.get('x-request-id')
@@ -72,9 +73,10 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys'>) {
       if (!meta) return
       const status = meta.status ?? (typeof set.status === 'number' ? set.status : 200)
       const ms = performance.now() - meta.start
-      const route = matchedRoute(ctx) ?? 'unmatched'
+      const route = matchedRoute(ctx) ?? routeOf(request.method, pathOf(request.url)) ?? 'unmatched'
       deps.metrics.observeRequest(request.method, route, status, ms / 1000)
-      deps.logger.info('request', {
+      // A 5xx is ours to look at; a 4xx is the client's (an alert on error lines stays meaningful).
+      deps.logger[status >= 500 ? 'error' : 'info']('request', {
         request_id: meta.id,
         method: request.method,
         route,

@@ -9,6 +9,11 @@ export type StorageDriver = 'local' | 's3'
 
 export interface Config {
   port: number
+  /**
+   * Share PORT with other processes through SO_REUSEPORT. Off by default: a stale instance still
+   * bound to the port would otherwise take part of the traffic unseen.
+   */
+  reusePort: boolean
   databaseUrl: string
   redisUrl: string
   /** BullMQ key prefix: lets tests and staging share one Redis without seeing each other. */
@@ -181,6 +186,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
   return {
     port,
+    reusePort: bool(env, 'REUSE_PORT', false),
     databaseUrl: url(env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
     queuePrefix: env.QUEUE_PREFIX || 'plm',
@@ -188,7 +194,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl,
     cdnUrl: url(env, 'CDN_URL', `${publicUrl}/cdn`, ['http:', 'https:']),
     storageDriver,
-    dataDir: env.DATA_DIR || './data',
+    dataDir: env.DATA_DIR || './.data/storage',
     s3,
     appSecret,
     appSecretIsDefault: PUBLISHED_SECRETS.has(appSecret),

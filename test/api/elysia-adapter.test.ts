@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { Elysia, t, ValidationError } from 'elysia'
-import { matchedRoute, validationFailure, withoutParseFunctions } from '../../api/elysia-adapter'
+import { matchedRoute, routeFinder, validationFailure, withoutParseFunctions } from '../../api/elysia-adapter'
 
 describe('validationFailure', () => {
   test('names the target and each issue: unknown field, missing field, wrong type', async () => {
@@ -65,4 +65,22 @@ test('withoutParseFunctions hides function parse hooks while generating, then re
   expect(hooksOf()[0]).toBeGreaterThan(0)
   const res = await app.handle(new Request('http://localhost/x', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }))
   expect(await res.json()).toEqual({ parsed: true })
+})
+
+describe('routeFinder', () => {
+  test('reads app.routes: a literal segment beats a parameter, a wildcard takes the rest, the method counts', () => {
+    const app = new Elysia()
+      .get('/v1/leads/:lead_id', () => 'one')
+      .post('/v1/leads/inquiries', () => 'inquiry')
+      .get('/v1/leads/inquiries', () => 'list')
+      .get('/cdn/*', () => 'file')
+    const find = routeFinder(() => app)
+    expect(find('GET', '/v1/leads/7')).toBe('/v1/leads/:lead_id')
+    expect(find('GET', '/v1/leads/inquiries')).toBe('/v1/leads/inquiries')
+    expect(find('POST', '/v1/leads/inquiries')).toBe('/v1/leads/inquiries')
+    expect(find('POST', '/v1/leads/7')).toBeUndefined()
+    expect(find('GET', '/v1/leads/')).toBeUndefined()
+    expect(find('GET', '/v1/leads/7/more')).toBeUndefined()
+    expect(find('GET', '/cdn/images/a/b.webp')).toBe('/cdn/*')
+  })
 })
