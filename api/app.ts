@@ -6,6 +6,7 @@ import { Elysia, type AnyElysia } from 'elysia'
 import type { AppDeps } from './deps'
 import { buildOpenApiDocument, docsPage } from './openapi'
 import { httpPlugin } from './plugins/http'
+import { readYourWritesPlugin } from './plugins/read-your-writes'
 import { meRoutes } from './routes/me'
 import { opsRoutes } from './routes/ops'
 import { leadRoutes } from './routes/leads'
@@ -23,6 +24,7 @@ export function createApp(deps: AppDeps) {
   let self: AnyElysia | undefined
   const app = new Elysia({ normalize: false, aot: true })
     .use(httpPlugin(deps))
+    .use(readYourWritesPlugin(deps))
     .use(opsRoutes(deps))
     .use(meRoutes)
     .use(propertyRoutes(deps))
