@@ -126,6 +126,8 @@ async function inWorld(h: HarnessContext, options: WorldOptions, run: (w: HaWorl
 // ---------------------------------------------------------------------------------------------
 
 const RECOVERY_BOUND_MS = 10_000
+/** As scenario c: one connection attempt may take connect_timeout (5 s, db/client.ts), plus margin. */
+const ANSWER_BOUND_MS = 6000
 
 export function scenarioPrimaryFailover(h: HarnessContext): Promise<ScenarioResult> {
   return inWorld(h, {
@@ -133,7 +135,8 @@ export function scenarioPrimaryFailover(h: HarnessContext): Promise<ScenarioResu
     topology: {},
     env: (t) => ({ DATABASE_URL: t.multiHostUrl(DB) }),
     apis: 2,
-    workers: ['lead-ingest', 'lead-ingest,catalogue-reindex'],
+    // webhook-delivery runs the outbox relay, whose LISTEN connection must follow the failover too.
+    workers: ['lead-ingest', 'lead-ingest,catalogue-reindex,webhook-delivery'],
   }, (w) => primaryFailover(h, w))
 }
 
@@ -184,6 +187,8 @@ async function primaryFailover(h: HarnessContext, w: HaWorld): Promise<ScenarioR
   const switching = outcomes.filter((_, i) => sentAt[i] >= killedAt && sentAt[i] < recoveredAt)
   const wrong = outcomes.filter((o) => !o.error && !is2xx(o) && !isProblem503(o))
   if (wrong.length) failures.push(`${wrong.length} answers were neither 2xx nor problem+json 503: ${summariseStatuses(wrong)}`)
+  const slow = outcomes.filter((o) => !o.error && o.ms > ANSWER_BOUND_MS)
+  if (slow.length) failures.push(`${slow.length} answers took over ${s(ANSWER_BOUND_MS)} (max ${Math.round(Math.max(...slow.map((o) => o.ms)))} ms)`)
   const after = outcomes.filter((o, i) => sentAt[i] >= recoveredAt && !is2xx(o))
   if (after.length) failures.push(`${after.length} requests failed after recovery: ${summariseStatuses(after)}`)
   if (recoveredAt - killedAt > RECOVERY_BOUND_MS) failures.push(`writes succeeded again ${s(recoveredAt - killedAt)} after the kill (bound 10 s)`)
