@@ -7,6 +7,7 @@ import type { AppDeps } from './deps'
 import { buildOpenApiDocument } from './openapi'
 import { routeFinder } from './elysia-adapter'
 import { httpPlugin } from './plugins/http'
+import { readYourWritesPlugin } from './plugins/read-your-writes'
 import { meRoutes } from './routes/me'
 import { opsRoutes } from './routes/ops'
 import { leadRoutes } from './routes/leads'
@@ -25,6 +26,7 @@ export function createApp(deps: AppDeps) {
   let self: AnyElysia | undefined
   const app = new Elysia({ normalize: false, aot: true })
     .use(httpPlugin(deps, routeFinder(() => self!)))
+    .use(readYourWritesPlugin(deps))
     .use(opsRoutes(deps))
     .use(meRoutes)
     .use(propertyRoutes(deps))

@@ -7,6 +7,7 @@ import { storeIngestBatch } from '../shared/leads/operations'
 import type { Config } from '../shared/platform/config'
 import { createLogger, type Logger } from '../shared/platform/logger'
 import { Queues, redisConnection } from '../shared/platform/queues'
+import { ReadRouter } from '../shared/platform/read-replica'
 import { describeConnectionError } from '../shared/platform/service-errors'
 import { createStorage } from '../shared/platform/storage'
 import type { AppDeps } from './deps'
@@ -46,7 +47,12 @@ export async function createApiDeps(config: Config, logger: Logger = createLogge
     store: (leads) => storeIngestBatch({ database }, leads),
     logger,
   })
-  return { config, database, redis, queues, keys, logger, metrics: new Metrics(), ingest, storage }
+  // A replica that is down at start-up is only bypassed: reads go to the primary until it answers.
+  const reads = config.databaseReadUrl
+    ? new ReadRouter({ primary: database, replica: createDatabase(config.databaseReadUrl, { max: config.dbPoolSize }), redis, keyPrefix: config.queuePrefix, maxLagMs: config.databaseReadMaxLagMs, logger })
+    : undefined
+  reads?.start()
+  return { config, database, redis, queues, keys, logger, metrics: new Metrics(), ingest, storage, reads }
 }
 
 async function waitForRedis(redis: AppDeps['redis']): Promise<void> {
@@ -68,5 +74,6 @@ export async function closeApiDeps(deps: AppDeps): Promise<void> {
   await deps.ingest.close()
   await deps.queues.close().catch(() => {})
   deps.redis.disconnect()
-  await deps.database.close(5)
+  deps.reads?.stop()
+  await Promise.all([deps.database.close(5), deps.reads?.replica.close(5)])
 }

@@ -7,16 +7,14 @@ import { drizzle } from 'drizzle-orm/postgres-js'
 import { migrate } from 'drizzle-orm/postgres-js/migrator'
 import postgres from 'postgres'
 import { fileURLToPath } from 'node:url'
+import { parseConnectionUrl, withDatabase } from './connection-url'
 
 const MIGRATIONS = fileURLToPath(new URL('./migrations', import.meta.url))
 
 export async function ensureDatabase(url: string): Promise<void> {
-  const target = new URL(url)
-  const name = decodeURIComponent(target.pathname.slice(1))
+  const name = parseConnectionUrl(url).database
   if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new Error(`database name "${name}" is not a plain identifier`)
-  const admin = new URL(url)
-  admin.pathname = '/postgres'
-  const sql = postgres(admin.toString(), { max: 1, connect_timeout: 5, onnotice: () => {} })
+  const sql = postgres(withDatabase(url, 'postgres'), { max: 1, connect_timeout: 5, onnotice: () => {} })
   try {
     const rows = await sql`select 1 from pg_database where datname = ${name}`
     if (rows.length === 0) {

@@ -11,6 +11,7 @@ import { hasEnabledOutreachEndpoint, insertOutreachDelivery } from '../../db/que
 import { newDeliveryId, type DeliveryBody } from '../outreach/delivery'
 import { recordEvents, type NewEvent } from '../events/record'
 import { AppError, fieldError, notFound } from '../platform/errors'
+import { readFor } from '../platform/read-replica'
 import type { Services } from '../platform/services'
 import { dedupeIngestLeads, type IngestLead } from './ingest'
 import type { InquiryValues } from './inquiry-input'
@@ -42,9 +43,10 @@ export interface LeadPage {
   offset: number
 }
 
-export async function listLeads(deps: Pick<Services, 'database'>, businessId: number, query: LeadListParams): Promise<LeadPage> {
+/** A list read: may run on the read replica (docs/operations.md "Read replica"). */
+export async function listLeads(deps: Pick<Services, 'database' | 'reads'>, businessId: number, query: LeadListParams): Promise<LeadPage> {
   const q = contactListQuery(businessId, query)
-  const { rows, count } = await listContacts(deps.database.db, q)
+  const { rows, count } = await readFor(deps, businessId, (database) => listContacts(database.db, q))
   return { leads: rows.map(leadView), count, limit: q.limit, offset: q.offset }
 }
 

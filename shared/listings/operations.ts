@@ -14,6 +14,7 @@ import { AppError, notFound, type FieldError } from '../platform/errors'
 import { idempotent, type IdempotentResult } from '../platform/idempotency'
 import type { JobPayload } from '../platform/jobs'
 import type { CreatedResponse } from '../platform/schemas'
+import { readFor } from '../platform/read-replica'
 import type { Services } from '../platform/services'
 import { assertSchema } from '../platform/validation'
 import { catalogueDocOf } from '../../db/queries/events'
@@ -193,15 +194,18 @@ export interface CataloguePage {
   filters: ListFilters
 }
 
-export async function listCatalogue(deps: ListingsDeps, businessId: number, params: ListParams): Promise<CataloguePage> {
+/** Catalogue reads may run on the read replica (docs/operations.md "Read replica"). */
+type CatalogueReadDeps = Pick<Services, 'database' | 'reads'>
+
+export async function listCatalogue(deps: CatalogueReadDeps, businessId: number, params: ListParams): Promise<CataloguePage> {
   const { query, filters } = catalogueQueryOf(businessId, params)
-  const { count, dataText } = await queryCataloguePage(deps.database.sql, query)
+  const { count, dataText } = await readFor(deps, businessId, (database) => queryCataloguePage(database.sql, query))
   return { dataText, count, limit: query.limit, offset: query.offset, filters }
 }
 
 /** The stored public JSON of a published property of this business; a draft or foreign id is not found. */
-export async function getPublicPropertyText(deps: ListingsDeps, businessId: number, propertyId: number): Promise<string> {
-  const doc = await getCatalogueDocText(deps.database.sql, businessId, propertyId)
+export async function getPublicPropertyText(deps: CatalogueReadDeps, businessId: number, propertyId: number): Promise<string> {
+  const doc = await readFor(deps, businessId, (database) => getCatalogueDocText(database.sql, businessId, propertyId))
   if (doc === null) throw PropertyNotFound()
   return doc
 }

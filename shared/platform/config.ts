@@ -3,6 +3,7 @@
  * every default works on a single developer machine (contract §7).
  */
 import { availableParallelism } from 'node:os'
+import { parseConnectionUrl } from '../../db/connection-url'
 import { QUEUE_NAMES, type QueueName } from './queue-names'
 
 export type StorageDriver = 'local' | 's3'
@@ -14,7 +15,12 @@ export interface Config {
    * bound to the port would otherwise take part of the traffic unseen.
    */
   reusePort: boolean
+  /** One host, or several with `target_session_attrs=read-write` (the primary of the list; docs/operations.md "Failover"). */
   databaseUrl: string
+  /** A streaming replica for catalogue and list reads (read-your-writes by commit LSN, docs/operations.md "Read replica"). */
+  databaseReadUrl: string | undefined
+  /** A replica whose replay is further behind than this is bypassed (reads go to the primary). */
+  databaseReadMaxLagMs: number
   redisUrl: string
   /** BullMQ key prefix: lets tests and staging share one Redis without seeing each other. */
   queuePrefix: string
@@ -151,6 +157,40 @@ function url(env: Record<string, string | undefined>, name: string, fallback: st
   return raw.replace(/\/+$/, '')
 }
 
+/**
+ * A PostgreSQL URL, several hosts allowed. With several, only `target_session_attrs=read-write`
+ * (or `primary`) makes the driver skip standbys; without it a write could land on one.
+ */
+function postgresUrl(env: Record<string, string | undefined>, name: string, fallback: string): string {
+  const raw = env[name] || fallback
+  let hosts: number
+  let attrs: string | null
+  try {
+    const parsed = parseConnectionUrl(raw)
+    hosts = parsed.hosts.length
+    attrs = parsed.params.get('target_session_attrs')
+  } catch (error) {
+    throw new ConfigError(`${name} must be a postgres:// URL (several hosts as host1:port1,host2:port2), got "${raw}": ${(error as Error).message}`)
+  }
+  if (attrs !== null && !['read-write', 'primary'].includes(attrs)) throw new ConfigError(`${name}: target_session_attrs must be read-write or primary, got "${attrs}"`)
+  if (hosts > 1 && attrs === null) throw new ConfigError(`${name} lists ${hosts} hosts: add ?target_session_attrs=read-write so writes go only to the primary`)
+  return raw
+}
+
+/** The optional read replica: one host, no target_session_attrs (it is a standby by design). */
+function replicaUrl(env: Record<string, string | undefined>, name: string): string | undefined {
+  const raw = env[name]
+  if (!raw) return undefined
+  let parsed
+  try {
+    parsed = parseConnectionUrl(raw)
+  } catch (error) {
+    throw new ConfigError(`${name} must be a postgres:// URL, got "${raw}": ${(error as Error).message}`)
+  }
+  if (parsed.params.has('target_session_attrs')) throw new ConfigError(`${name} names a replica: drop target_session_attrs (read-write would refuse it)`)
+  return raw
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535)
   const publicUrl = url(env, 'PUBLIC_URL', `http://127.0.0.1:${port}`, ['http:', 'https:'])
@@ -187,7 +227,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     port,
     reusePort: bool(env, 'REUSE_PORT', false),
-    databaseUrl: url(env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
+    databaseUrl: postgresUrl(env, 'DATABASE_URL', DEFAULT_DATABASE_URL),
+    databaseReadUrl: replicaUrl(env, 'DATABASE_READ_URL'),
+    databaseReadMaxLagMs: int(env, 'DATABASE_READ_MAX_LAG_MS', 5000, 100, 600_000),
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
     queuePrefix: env.QUEUE_PREFIX || 'plm',
     workerQueues: workerQueues as QueueName[],

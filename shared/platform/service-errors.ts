@@ -1,3 +1,5 @@
+import { parseConnectionUrl, redactConnectionUrl } from '../../db/connection-url'
+
 /**
  * Start-up failures worth one clear line (contract §7): which dependency is missing and how to
  * start it, instead of a stack trace.
@@ -7,7 +9,7 @@ export function describeConnectionError(service: 'PostgreSQL' | 'Redis', url: st
   const reason = (error as { code?: string; message?: string })?.code ?? (error as Error)?.message ?? String(error)
   // 3D000: the server answers but the database was never created.
   if (service === 'PostgreSQL' && reason === '3D000') {
-    return `PostgreSQL database ${new URL(url).pathname.slice(1)} does not exist at ${safeUrl}: run \`bun run db:migrate\` (creates and migrates it) or set DATABASE_URL.`
+    return `PostgreSQL database ${parseConnectionUrl(url).database} does not exist at ${safeUrl}: run \`bun run db:migrate\` (creates and migrates it) or set DATABASE_URL.`
   }
   const hint = service === 'PostgreSQL'
     ? 'start it (e.g. `pg_ctlcluster 15 main start`, or `docker compose up -d postgres`) or set DATABASE_URL'
@@ -18,6 +20,7 @@ export function describeConnectionError(service: 'PostgreSQL' | 'Redis', url: st
 /** Drops the password from a connection URL before it reaches a log line. */
 export function redactUrl(raw: string): string {
   try {
+    if (/^postgres(ql)?:/.test(raw)) return redactConnectionUrl(raw)
     const u = new URL(raw)
     if (u.password) u.password = '***'
     return u.toString()

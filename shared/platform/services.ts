@@ -7,6 +7,7 @@ import type { Database } from '../../db/client'
 import type { Config } from './config'
 import type { Logger } from './logger'
 import type { Queues } from './queues'
+import type { ReadRouter } from './read-replica'
 import type { Storage } from './storage'
 
 export interface Services {
@@ -16,4 +17,6 @@ export interface Services {
   queues: Queues
   storage: Storage
   logger: Logger
+  /** Catalogue and list reads on a replica (DATABASE_READ_URL); absent: every read on `database`. */
+  reads?: ReadRouter
 }

@@ -28,7 +28,7 @@ export async function until<T>(what: string, check: () => Promise<T | undefined 
   }
 }
 
-async function exec(cmd: string[], options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<string> {
+export async function exec(cmd: string[], options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<string> {
   const proc = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...options.env }, stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
   const timer = setTimeout(() => proc.kill('SIGKILL'), options.timeoutMs ?? 60_000)
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
@@ -89,12 +89,12 @@ export class PgCluster {
   }
 }
 
-function uid(user: string): number {
+export function uid(user: string): number {
   const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(`${user}:`))
   if (!line) throw new Error(`no ${user} user: PostgreSQL is not installed`)
   return Number(line.split(':')[2])
 }
-function gid(user: string): number {
+export function gid(user: string): number {
   const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(`${user}:`))!
   return Number(line.split(':')[3])
 }
