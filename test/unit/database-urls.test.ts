@@ -43,7 +43,7 @@ describe('DATABASE_URL', () => {
   })
 
   test('the single-host default is unchanged', () => {
-    expect(loadConfig(env({})).databaseUrl).toBe('postgres://postgres@127.0.0.1:5432/property_lead')
+    expect(loadConfig(env({})).databaseUrl).toBe('postgres://postgres:postgres@127.0.0.1:5432/property_lead')
   })
 })
 
