@@ -26,14 +26,14 @@ export async function createApiDeps(config: Config, logger: Logger = createLogge
     await database.close(1).catch(() => {})
     throw new StartupError(describeConnectionError('PostgreSQL', config.databaseUrl, error))
   }
-  const redis = redisConnection(config.redisUrl, 'producer')
+  const redis = redisConnection(config, 'producer')
   redis.on('error', () => {}) // reported by /readyz and per request; avoids an unhandled 'error' event
   try {
     await waitForRedis(redis)
   } catch (error) {
     redis.disconnect()
     await database.close(1).catch(() => {})
-    throw new StartupError(describeConnectionError('Redis', config.redisUrl, error))
+    throw new StartupError(describeConnectionError('Redis', config.redisUrl, error, config.redisSentinel))
   }
   const storage = await createStorage(config)
   await storage.ensureReady()
@@ -42,7 +42,12 @@ export async function createApiDeps(config: Config, logger: Logger = createLogge
   const queues = new Queues(redis, config.queuePrefix)
   const ingest = new IngestBatcher({
     ...config.ingestBatch,
-    enqueue: (leads) => queues.enqueue('lead-ingest', { leads }),
+    enqueue: async (leads) => {
+      await queues.enqueue('lead-ingest', { leads })
+      // Answered only once a replica holds the job too, so a 200 survives the master's loss; a
+      // replica that does not acknowledge in time sends the batch to PostgreSQL (docs/leads.md).
+      if (config.redisWait.replicas > 0) await queues.replicated(config.redisWait.replicas, config.redisWait.timeoutMs)
+    },
     store: (leads) => storeIngestBatch({ database }, leads),
     logger,
   })

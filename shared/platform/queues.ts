@@ -6,20 +6,49 @@ import { Queue, type JobsOptions } from 'bullmq'
 import IORedis, { type RedisOptions } from 'ioredis'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import type { TSchema } from '@sinclair/typebox'
+import type { RedisSentinel } from './config'
+import { ServiceUnavailableError } from './errors'
 import { QUEUE_NAMES, type QueueName } from './queue-names'
 import { JOBS, type JobKind, type JobPayload } from './jobs'
 import { asRedisFailure } from './unavailable'
 
-export function redisConnection(url: string, role: 'producer' | 'worker', extra: RedisOptions = {}): IORedis {
-  return new IORedis(url, {
+/** Where Redis is: a URL, or (the configuration's shape) a URL with the sentinels that name its master. */
+export type RedisTarget = string | { redisUrl: string; redisSentinel?: RedisSentinel }
+
+export function redisConnection(target: RedisTarget, role: 'producer' | 'worker', extra: RedisOptions = {}): IORedis {
+  const options: RedisOptions = {
     // Workers block on Redis and must retry forever (BullMQ requirement); producers fail fast.
     maxRetriesPerRequest: role === 'worker' ? null : 1,
     enableOfflineQueue: role === 'worker',
     connectTimeout: 2000,
     retryStrategy: (times) => Math.min(100 * 2 ** times, 2000),
+    // A master demoted by a failover answers writes with READONLY: reconnect, so that Sentinel
+    // names the new master (the command itself fails and is retried or falls back by its caller).
+    reconnectOnError: (error) => error.message.startsWith('READONLY'),
     lazyConnect: false,
-    ...extra,
-  })
+  }
+  const { url, sentinel } = typeof target === 'string' ? { url: target, sentinel: undefined } : { url: target.redisUrl, sentinel: target.redisSentinel }
+  if (!sentinel) return new IORedis(url, { ...options, ...extra })
+  const retryStrategy = extra.retryStrategy ?? options.retryStrategy
+  // The sentinels are retried as the master is (never, for a one-shot CLI connection).
+  return new IORedis({ ...options, ...sentinelOptions(url, sentinel), sentinelRetryStrategy: retryStrategy ?? undefined, ...extra })
+}
+
+/** REDIS_URL supplies the credentials, database and TLS; the sentinels supply the master's address. */
+function sentinelOptions(url: string, sentinel: RedisSentinel): RedisOptions {
+  const parsed = new URL(url)
+  return {
+    sentinels: sentinel.sentinels,
+    name: sentinel.master,
+    role: 'master',
+    username: parsed.username ? decodeURIComponent(parsed.username) : undefined,
+    password: parsed.password ? decodeURIComponent(parsed.password) : undefined,
+    db: Number(parsed.pathname.slice(1)) || 0,
+    tls: parsed.protocol === 'rediss:' ? {} : undefined,
+    // Subscribes to the sentinels' +switch-master: a failover moves the connection at once rather
+    // than when a command next fails on the old master.
+    failoverDetector: true,
+  }
 }
 
 /** Payload checkers compiled once per job kind: the ingest enqueues batches on its hot path. */
@@ -106,6 +135,21 @@ export class Queues {
       out.set(id, exists === 0 ? 'missing' : score !== null ? 'failed' : 'live')
     })
     return out
+  }
+
+  /**
+   * Resolves once `replicas` replicas hold every write this connection made so far (Redis WAIT,
+   * bounded by `timeoutMs`); else a ServiceUnavailableError. It must run on the connection that
+   * wrote: WAIT counts that client's writes only.
+   */
+  async replicated(replicas: number, timeoutMs: number): Promise<void> {
+    let acknowledged: number
+    try {
+      acknowledged = await this.connection.wait(replicas, timeoutMs)
+    } catch (error) {
+      throw asRedisFailure(error)
+    }
+    if (acknowledged < replicas) throw new ServiceUnavailableError('Redis', new Error(`${acknowledged} of ${replicas} replicas acknowledged within ${timeoutMs} ms`))
   }
 
   async close(): Promise<void> {
