@@ -1,5 +1,5 @@
 /**
- * `bun run test:faults [--ingests N] [--only a,b,c,d,e,f,g,h] [--keep]`: the fault harness (issue 6).
+ * `bun run test:faults [--ingests N] [--only a,b,c,d,e,f,g,h,l] [--keep]`: the fault harness (issue 6).
  * Starts a private PostgreSQL and Redis, 2 API and 3 worker processes on loopback, runs the
  * scenarios, scans every process's output for secrets, prints one table per scenario with
  * PASS/FAIL, stops everything it started and exits non-zero on any failure.
@@ -10,6 +10,7 @@ import { Cluster } from './cluster'
 import { printResult, type ScenarioResult, type Target } from './load'
 import { scenarioIdempotency, scenarioPostgresOutage, scenarioRedisOutage, scenarioSigterm, scenarioWorkerKill, type HarnessContext } from './scenarios'
 import { scenarioEventsPostgresRestart, scenarioReceiverDown, scenarioWebhookWorkerKill } from './webhooks'
+import { scenarioSentinelFailover } from './sentinel'
 
 const args = process.argv.slice(2)
 const flag = (name: string) => {
@@ -21,7 +22,7 @@ if (!Number.isInteger(ingests) || ingests < 100) {
   console.error('--ingests must be an integer ≥ 100')
   process.exit(2)
 }
-const only = new Set((flag('only') ?? 'a,b,c,d,e,f,g,h').split(',').map((x) => x.trim()))
+const only = new Set((flag('only') ?? 'a,b,c,d,e,f,g,h,l').split(',').map((x) => x.trim()))
 /** Scenario h's bound: a receiver failing this long gets its endpoint disabled (WEBHOOK_DISABLE_AFTER_MS). */
 const WEBHOOK_DISABLE_AFTER_MS = 8000
 const keep = args.includes('--keep')
@@ -89,6 +90,8 @@ try {
     ['f', scenarioWebhookWorkerKill],
     ['g', scenarioEventsPostgresRestart],
     ['h', (h) => scenarioReceiverDown(h, WEBHOOK_DISABLE_AFTER_MS)],
+    // Its own topology (Redis with Sentinel), started and stopped by the scenario.
+    ['l', (h) => scenarioSentinelFailover(h.progress, keep)],
   ]
   for (const [id, run] of scenarios) {
     if (!only.has(id)) continue
