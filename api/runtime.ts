@@ -7,6 +7,7 @@ import { storeIngestBatch } from '../shared/leads/operations'
 import type { Config } from '../shared/platform/config'
 import { createLogger, type Logger } from '../shared/platform/logger'
 import { Queues, redisConnection } from '../shared/platform/queues'
+import { ReplicaAck } from '../shared/platform/replica-ack'
 import { describeConnectionError } from '../shared/platform/service-errors'
 import { createStorage } from '../shared/platform/storage'
 import type { AppDeps } from './deps'
@@ -40,18 +41,31 @@ export async function createApiDeps(config: Config, logger: Logger = createLogge
   const keys = new KeyStore(database.db)
   keys.start()
   const queues = new Queues(redis, config.queuePrefix)
+  const ingestPath = ingestQueues(config, redis, queues)
   const ingest = new IngestBatcher({
     ...config.ingestBatch,
     enqueue: async (leads) => {
-      await queues.enqueue('lead-ingest', { leads })
+      await ingestPath.queues.enqueue('lead-ingest', { leads })
       // Answered only once a replica holds the job too, so a 200 survives the master's loss; a
       // replica that does not acknowledge in time sends the batch to PostgreSQL (docs/leads.md).
-      if (config.redisWait.replicas > 0) await queues.replicated(config.redisWait.replicas, config.redisWait.timeoutMs)
+      await ingestPath.ack?.acknowledged()
     },
     store: (leads) => storeIngestBatch({ database }, leads),
     logger,
   })
-  return { config, database, redis, queues, keys, logger, metrics: new Metrics(), ingest, storage }
+  return { config, database, redis, queues, ingestQueues: ingestPath.queues, keys, logger, metrics: new Metrics(), ingest, storage }
+}
+
+/**
+ * With replica acknowledgement the ingest has a connection of its own: WAIT blocks the connection
+ * it runs on, and must run on the one that wrote; every other Redis call of the API stays on the
+ * shared connection, never behind a WAIT. Without it the ingest uses the shared queues.
+ */
+function ingestQueues(config: Config, redis: AppDeps['redis'], queues: Queues): { queues: Queues; ack?: ReplicaAck } {
+  if (config.redisWait.replicas === 0) return { queues }
+  const connection = redis.duplicate()
+  connection.on('error', () => {})
+  return { queues: new Queues(connection, config.queuePrefix), ack: new ReplicaAck(connection, config.redisWait.replicas, config.redisWait.timeoutMs) }
 }
 
 async function waitForRedis(redis: AppDeps['redis']): Promise<void> {
@@ -72,6 +86,10 @@ export async function closeApiDeps(deps: AppDeps): Promise<void> {
   // Leads still gathering go to Redis (or PostgreSQL) before the connection closes.
   await deps.ingest.close()
   await deps.queues.close().catch(() => {})
+  if (deps.ingestQueues !== deps.queues) {
+    await deps.ingestQueues.close().catch(() => {})
+    deps.ingestQueues.connection.disconnect()
+  }
   deps.redis.disconnect()
   await deps.database.close(5)
 }

@@ -7,7 +7,6 @@ import IORedis, { type RedisOptions } from 'ioredis'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import type { TSchema } from '@sinclair/typebox'
 import type { RedisSentinel } from './config'
-import { ServiceUnavailableError } from './errors'
 import { QUEUE_NAMES, type QueueName } from './queue-names'
 import { JOBS, type JobKind, type JobPayload } from './jobs'
 import { asRedisFailure } from './unavailable'
@@ -135,21 +134,6 @@ export class Queues {
       out.set(id, exists === 0 ? 'missing' : score !== null ? 'failed' : 'live')
     })
     return out
-  }
-
-  /**
-   * Resolves once `replicas` replicas hold every write this connection made so far (Redis WAIT,
-   * bounded by `timeoutMs`); else a ServiceUnavailableError. It must run on the connection that
-   * wrote: WAIT counts that client's writes only.
-   */
-  async replicated(replicas: number, timeoutMs: number): Promise<void> {
-    let acknowledged: number
-    try {
-      acknowledged = await this.connection.wait(replicas, timeoutMs)
-    } catch (error) {
-      throw asRedisFailure(error)
-    }
-    if (acknowledged < replicas) throw new ServiceUnavailableError('Redis', new Error(`${acknowledged} of ${replicas} replicas acknowledged within ${timeoutMs} ms`))
   }
 
   async close(): Promise<void> {

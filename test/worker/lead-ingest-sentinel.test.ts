@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import IORedis from 'ioredis'
 import { buildIngestLead } from '../../shared/leads/ingest'
+import { ReplicaAck } from '../../shared/platform/replica-ack'
 import { createLogger } from '../../shared/platform/logger'
 import { startWorkers, type RunningWorkers } from '../../worker/runtime'
 import { call, createTestContext, eventually, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
@@ -79,6 +80,21 @@ describe('rental ingest through Redis Sentinel', () => {
     await eventually(queueIdle, { what: 'the queued copy of the batch processed', timeoutMs: 15_000 })
     expect((await contactsOf(ctx, biz.id)).filter((r) => r.phone === phone)).toEqual([stored])
     expect(await leadCreatedEvents(phone)).toBe(1)
+  })
+
+  test('one WAIT covers the writes of many callers at once, on the ingest connection only', async () => {
+    expect(ctx.deps.ingestQueues).not.toBe(ctx.deps.queues)
+    const master = new IORedis(topology.master.port, '127.0.0.1')
+    const waits = async () => Number(/cmdstat_wait:calls=(\d+)/.exec(await master.info('commandstats'))?.[1] ?? 0)
+    try {
+      const before = await waits()
+      const ack = new ReplicaAck(master, 1, 1000)
+      await Promise.all(Array.from({ length: 50 }, (_, i) => master.set(`${ctx.config.queuePrefix}:ack-test:${i}`, 'x').then(() => ack.acknowledged())))
+      // The first caller's WAIT, then one shared by the 49 answered while it ran.
+      expect((await waits()) - before).toBeLessThanOrEqual(2)
+    } finally {
+      master.disconnect()
+    }
   })
 
   test('kill -9 of the master: the sentinels promote the replica; API and worker follow it without a restart', async () => {
