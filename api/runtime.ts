@@ -42,6 +42,8 @@ export async function createApiDeps(config: Config, logger: Logger = createLogge
   keys.start()
   const queues = new Queues(redis, config.queuePrefix)
   const ingestPath = ingestQueues(config, redis, queues)
+  // Ready before the first batch, which would otherwise find it still connecting and fall back.
+  if (ingestPath.queues !== queues) await waitForRedis(ingestPath.queues.connection).catch(() => {})
   const ingest = new IngestBatcher({
     ...config.ingestBatch,
     enqueue: async (leads) => {

@@ -44,9 +44,11 @@ function sentinelOptions(url: string, sentinel: RedisSentinel): RedisOptions {
     password: parsed.password ? decodeURIComponent(parsed.password) : undefined,
     db: Number(parsed.pathname.slice(1)) || 0,
     tls: parsed.protocol === 'rediss:' ? {} : undefined,
-    // Subscribes to the sentinels' +switch-master: a failover moves the connection at once rather
-    // than when a command next fails on the old master.
-    failoverDetector: true,
+    // Off: in ioredis 6.0.0 a +switch-master that arrives while the client is reconnecting (the
+    // master was killed) makes that connect fail, and a failed connect ends the client for good —
+    // /readyz stayed 503 after a promotion. A dead master closes the sockets and a demoted one
+    // answers READONLY (reconnectOnError above); either way the reconnect asks the sentinels.
+    failoverDetector: false,
   }
 }
 

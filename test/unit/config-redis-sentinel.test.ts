@@ -31,7 +31,7 @@ describe('REDIS_SENTINELS and REDIS_SENTINEL_MASTER', () => {
     const config = loadConfig({ ...base, REDIS_URL: 'redis://app:s%40cret@ignored-host:1/3', REDIS_SENTINELS: '127.0.0.1:1', REDIS_SENTINEL_MASTER: 'plm' })
     const connection = redisConnection(config, 'producer', { lazyConnect: true })
     try {
-      expect(connection.options).toMatchObject({ sentinels: [{ host: '127.0.0.1', port: 1 }], name: 'plm', role: 'master', username: 'app', password: 's@cret', db: 3, failoverDetector: true })
+      expect(connection.options).toMatchObject({ sentinels: [{ host: '127.0.0.1', port: 1 }], name: 'plm', role: 'master', username: 'app', password: 's@cret', db: 3 })
     } finally {
       connection.disconnect()
     }

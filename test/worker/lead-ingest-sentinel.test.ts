@@ -105,7 +105,7 @@ describe('rental ingest through Redis Sentinel', () => {
     const during = uniquePhone()
     expect((await ingest(during)).status).toBe(200)
     await eventually(async () => (await topology.currentMasterPort()) === topology.replicas[0].port, { what: `promotion of the replica (old master ${oldMaster})`, timeoutMs: 30_000, intervalMs: 200 })
-    await eventually(async () => (await call(ctx.app, 'GET', '/readyz')).status === 200, { what: '/readyz after the failover', timeoutMs: 15_000, intervalMs: 100 })
+    await eventually(async () => (await call(ctx.app, 'GET', '/readyz')).status === 200, { what: '/readyz after the failover', timeoutMs: 15_000, intervalMs: 100, get detail() { return `connection ${ctx.deps.redis.status}` } })
     expect(await ctx.deps.redis.call('ROLE').then((r) => (r as string[])[0])).toBe('master')
     // The new master has no replica yet: the answer still waits for PostgreSQL, never for nothing.
     const after = uniquePhone()
