@@ -39,22 +39,25 @@ export class SentinelTopology {
   readonly replicas: RedisNode[]
   readonly sentinels: RedisNode[]
 
-  private constructor(readonly dir: string, ports: number[], replicaCount: number, private readonly downAfterMs: number) {
+  private constructor(readonly dir: string, ports: number[], replicaCount: number, private readonly downAfterMs: number, private readonly nodeArgs: string[]) {
     const [masterPort, ...rest] = ports
     this.master = { name: 'redis-master', port: masterPort, proc: undefined }
     this.replicas = rest.slice(0, replicaCount).map((port, i) => ({ name: `redis-replica-${i + 1}`, port, proc: undefined }))
     this.sentinels = rest.slice(replicaCount).map((port, i) => ({ name: `redis-sentinel-${i + 1}`, port, proc: undefined }))
   }
 
-  /** `downAfterMs`: how long the master may be silent before the sentinels call it down. */
-  static async start(dir: string, options: { replicas?: number; downAfterMs?: number } = {}): Promise<SentinelTopology> {
+  /**
+   * `downAfterMs`: how long the master may be silent before the sentinels call it down;
+   * `nodeArgs`: redis-server options laid over the defaults (the benchmark turns AOF off, as the shared Redis runs).
+   */
+  static async start(dir: string, options: { replicas?: number; downAfterMs?: number; nodeArgs?: string[] } = {}): Promise<SentinelTopology> {
     const replicaCount = options.replicas ?? 1
     const ports: number[] = []
     while (ports.length < 1 + replicaCount + 3) {
       const port = await freePort()
       if (!ports.includes(port)) ports.push(port)
     }
-    const topology = new SentinelTopology(dir, ports, replicaCount, options.downAfterMs ?? 1000)
+    const topology = new SentinelTopology(dir, ports, replicaCount, options.downAfterMs ?? 1000, options.nodeArgs ?? [])
     mkdirSync(dir, { recursive: true })
     topology.startNode(topology.master)
     await answers(topology.master.port)
@@ -75,7 +78,7 @@ export class SentinelTopology {
   startNode(node: RedisNode, extra: string[] = []): void {
     const dir = join(this.dir, node.name)
     mkdirSync(dir, { recursive: true })
-    node.proc = this.spawn(node, ['redis-server', '--port', String(node.port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction', '--protected-mode', 'no', ...extra])
+    node.proc = this.spawn(node, ['redis-server', '--port', String(node.port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction', '--protected-mode', 'no', ...this.nodeArgs, ...extra])
   }
 
   private startSentinel(node: RedisNode): void {
