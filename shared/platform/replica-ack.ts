@@ -10,24 +10,35 @@ import { ServiceUnavailableError } from './errors'
 import { asRedisFailure } from './unavailable'
 
 export class ReplicaAck {
-  private inFlight: Promise<void> | undefined
-  private next: Promise<void> | undefined
+  private inFlight: Promise<number> | undefined
+  private next: Promise<number> | undefined
+  /**
+   * Counts the connection's closes. A WAIT on a new connection (after a reconnect, perhaps to
+   * another master) counts none of the old connection's writes and would answer at once, so a
+   * caller is acknowledged only by a WAIT sent on the connection its write was answered on.
+   */
+  private generation = 0
 
-  constructor(private readonly connection: IORedis, private readonly replicas: number, private readonly timeoutMs: number) {}
+  constructor(private readonly connection: IORedis, private readonly replicas: number, private readonly timeoutMs: number) {
+    connection.on('close', () => this.generation++)
+  }
 
   /**
    * Resolves once `replicas` replicas hold every write this connection had been answered for
    * when this was called; rejects with ServiceUnavailableError when fewer acknowledge in time.
    */
-  acknowledged(): Promise<void> {
+  async acknowledged(): Promise<void> {
+    const generation = this.generation
     // The WAIT in flight may have been sent before the caller's write was answered: wait for the next.
-    if (this.inFlight) return (this.next ??= this.inFlight.then(() => this.begin(), () => this.begin()))
-    return this.begin()
+    const round = this.inFlight ? (this.next ??= this.inFlight.then(() => this.begin(), () => this.begin())) : this.begin()
+    if ((await round) !== generation) throw new ServiceUnavailableError('Redis', new Error('the connection to Redis changed before the replicas acknowledged'))
   }
 
-  private begin(): Promise<void> {
+  /** One WAIT; resolves to the connection generation it was sent on. */
+  private begin(): Promise<number> {
     this.next = undefined
-    const round: Promise<void> = this.waitOnce().finally(() => {
+    const generation = this.generation
+    const round: Promise<number> = this.waitOnce().then(() => generation).finally(() => {
       if (this.inFlight === round) this.inFlight = undefined
     })
     this.inFlight = round
