@@ -34,7 +34,7 @@ afterAll(async () => {
   await ctx?.close()
   await topology?.stop()
   rmSync(dir, { recursive: true, force: true })
-})
+}, 30_000)
 
 const ingest = (phone: string) => call(ctx.app, 'POST', '/v1/leads/ingest', { key: biz.apiKey, body: ingestBody({ contact: { name: 'Lucía', phone } }) })
 const queueIdle = async () => Object.values(await ctx.deps.queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')).every((n) => n === 0)
