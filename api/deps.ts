@@ -1,4 +1,5 @@
 import type IORedis from 'ioredis'
+import type { Queues } from '../shared/platform/queues'
 import type { Services } from '../shared/platform/services'
 import type { KeyStore } from '../shared/access/key-store'
 import type { IngestBatcher } from './ingest-batcher'
@@ -9,6 +10,8 @@ export interface AppDeps extends Services {
   redis: IORedis
   keys: KeyStore
   metrics: Metrics
+  /** The queues the rental ingest enqueues to: `queues`, or its own connection when it waits for replicas (api/runtime.ts). */
+  ingestQueues: Queues
   /** Rental-ingest micro-batcher; flushed by closeApiDeps before Redis closes. */
   ingest: IngestBatcher
 }

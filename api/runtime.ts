@@ -8,6 +8,7 @@ import type { Config } from '../shared/platform/config'
 import { createLogger, type Logger } from '../shared/platform/logger'
 import { Queues, redisConnection } from '../shared/platform/queues'
 import { ReadRouter } from '../shared/platform/read-replica'
+import { ReplicaAck } from '../shared/platform/replica-ack'
 import { describeConnectionError } from '../shared/platform/service-errors'
 import { createStorage } from '../shared/platform/storage'
 import type { AppDeps } from './deps'
@@ -27,23 +28,31 @@ export async function createApiDeps(config: Config, logger: Logger = createLogge
     await database.close(1).catch(() => {})
     throw new StartupError(describeConnectionError('PostgreSQL', config.databaseUrl, error))
   }
-  const redis = redisConnection(config.redisUrl, 'producer')
+  const redis = redisConnection(config, 'producer')
   redis.on('error', () => {}) // reported by /readyz and per request; avoids an unhandled 'error' event
   try {
     await waitForRedis(redis)
   } catch (error) {
     redis.disconnect()
     await database.close(1).catch(() => {})
-    throw new StartupError(describeConnectionError('Redis', config.redisUrl, error))
+    throw new StartupError(describeConnectionError('Redis', config.redisUrl, error, config.redisSentinel))
   }
   const storage = await createStorage(config)
   await storage.ensureReady()
   const keys = new KeyStore(database.db)
   keys.start()
   const queues = new Queues(redis, config.queuePrefix)
+  const ingestPath = ingestQueues(config, redis, queues)
+  // Ready before the first batch, which would otherwise find it still connecting and fall back.
+  if (ingestPath.queues !== queues) await waitForRedis(ingestPath.queues.connection).catch(() => {})
   const ingest = new IngestBatcher({
     ...config.ingestBatch,
-    enqueue: (leads) => queues.enqueue('lead-ingest', { leads }),
+    enqueue: async (leads) => {
+      await ingestPath.queues.enqueue('lead-ingest', { leads })
+      // Answered only once a replica holds the job too, so a 200 survives the master's loss; a
+      // replica that does not acknowledge in time sends the batch to PostgreSQL (docs/leads.md).
+      await ingestPath.ack?.acknowledged()
+    },
     store: (leads) => storeIngestBatch({ database }, leads),
     logger,
   })
@@ -52,7 +61,19 @@ export async function createApiDeps(config: Config, logger: Logger = createLogge
     ? new ReadRouter({ primary: database, replica: createDatabase(config.databaseReadUrl, { max: config.dbPoolSize }), redis, keyPrefix: config.queuePrefix, maxLagMs: config.databaseReadMaxLagMs, logger })
     : undefined
   reads?.start()
-  return { config, database, redis, queues, keys, logger, metrics: new Metrics(), ingest, storage, reads }
+  return { config, database, redis, queues, ingestQueues: ingestPath.queues, keys, logger, metrics: new Metrics(), ingest, storage, reads }
+}
+
+/**
+ * With replica acknowledgement the ingest has a connection of its own: WAIT blocks the connection
+ * it runs on, and must run on the one that wrote; every other Redis call of the API stays on the
+ * shared connection, never behind a WAIT. Without it the ingest uses the shared queues.
+ */
+function ingestQueues(config: Config, redis: AppDeps['redis'], queues: Queues): { queues: Queues; ack?: ReplicaAck } {
+  if (config.redisWait.replicas === 0) return { queues }
+  const connection = redis.duplicate()
+  connection.on('error', () => {})
+  return { queues: new Queues(connection, config.queuePrefix), ack: new ReplicaAck(connection, config.redisWait.replicas, config.redisWait.timeoutMs) }
 }
 
 async function waitForRedis(redis: AppDeps['redis']): Promise<void> {
@@ -73,6 +94,10 @@ export async function closeApiDeps(deps: AppDeps): Promise<void> {
   // Leads still gathering go to Redis (or PostgreSQL) before the connection closes.
   await deps.ingest.close()
   await deps.queues.close().catch(() => {})
+  if (deps.ingestQueues !== deps.queues) {
+    await deps.ingestQueues.close().catch(() => {})
+    deps.ingestQueues.connection.disconnect()
+  }
   deps.redis.disconnect()
   deps.reads?.stop()
   await Promise.all([deps.database.close(5), deps.reads?.replica.close(5)])

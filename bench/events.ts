@@ -17,7 +17,6 @@
  * fresh businesses, removed at the end, and a fresh queue prefix.
  */
 import { randomBytes } from 'node:crypto'
-import IORedis from 'ioredis'
 import postgres from 'postgres'
 import { parseFlags } from '../cli/io'
 import { Http1Pool, prepareRequest } from './http1-client'
@@ -25,6 +24,7 @@ import { migrateDatabase } from '../db/migrate'
 import { generateApiKey } from '../shared/access/api-key-format'
 import { getConfig } from '../shared/platform/config'
 import { createLogger } from '../shared/platform/logger'
+import { redisConnection } from '../shared/platform/queues'
 
 const f = parseFlags(process.argv.slice(2))
 const num = (name: string, fallback: number) => (f.flags[name] === undefined ? fallback : Number(f.flags[name]))
@@ -348,7 +348,7 @@ try {
 } finally {
   for (const c of children) c.kill('SIGKILL')
   for (const id of businessIds) await sql`delete from businesses where id = ${id}`.catch(() => {})
-  const redis = new IORedis(getConfig().redisUrl)
+  const redis = redisConnection(getConfig(), 'worker')
   const keys = await redis.keys(`${prefix}:*`)
   if (keys.length) await redis.del(...keys)
   redis.disconnect()

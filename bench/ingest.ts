@@ -24,7 +24,6 @@
 import { randomBytes } from 'node:crypto'
 import { availableParallelism } from 'node:os'
 import { Queue } from 'bullmq'
-import IORedis from 'ioredis'
 import postgres from 'postgres'
 import { parseFlags } from '../cli/io'
 import { Http1Pool, prepareRequest } from './http1-client'
@@ -34,6 +33,7 @@ import { generateApiKey } from '../shared/access/api-key-format'
 import { getConfig, loadConfig } from '../shared/platform/config'
 import { buildIngestLead } from '../shared/leads/ingest'
 import { JOBS } from '../shared/platform/jobs'
+import { redisConnection, type RedisTarget } from '../shared/platform/queues'
 import { createLogger } from '../shared/platform/logger'
 
 const f = parseFlags(process.argv.slice(2))
@@ -258,8 +258,8 @@ async function openLoop(url: string, headers: Record<string, string>, rate: numb
 }
 
 /** `connections` concurrent `queue.add` loops, one job per lead (what ingest would do without batching). */
-async function rawQueueAdd(redisUrl: string, prefix: string, businessId: number, connections: number, seconds: number): Promise<{ jobs: number; seconds: number }> {
-  const connection = new IORedis(redisUrl, { maxRetriesPerRequest: 1 })
+async function rawQueueAdd(redis: RedisTarget, prefix: string, businessId: number, connections: number, seconds: number): Promise<{ jobs: number; seconds: number }> {
+  const connection = redisConnection(redis, 'worker')
   const queue = new Queue('bench-raw-add', { connection, prefix })
   const def = JOBS['lead-ingest']
   let jobs = 0
@@ -319,9 +319,9 @@ async function main() {
     // The goal's reference is the issue's "raw queue.add loop": one loop awaiting each add. The
     // same with `connections` adds in flight (BullMQ pipelines them on one connection) is printed
     // as the stronger reference it is.
-    const raw = await rawQueueAdd(config.redisUrl, prefix, business.id, 1, seconds)
+    const raw = await rawQueueAdd(config, prefix, business.id, 1, seconds)
     const rawRate = raw.jobs / raw.seconds
-    const rawMany = await rawQueueAdd(config.redisUrl, prefix, business.id, connections, seconds)
+    const rawMany = await rawQueueAdd(config, prefix, business.id, connections, seconds)
     const rawManyRate = rawMany.jobs / rawMany.seconds
 
     // 3. ingest at max rate (closed loop)
@@ -340,7 +340,7 @@ async function main() {
 
     // 5. workers persist everything accepted (the warm-up's leads included)
     const [{ n: before }] = await sql<{ n: number }[]>`select count(*)::int as n from contacts where business_id = ${business.id}`
-    const queue = new Queue('lead-ingest', { connection: new IORedis(config.redisUrl), prefix })
+    const queue = new Queue('lead-ingest', { connection: redisConnection(config, 'worker'), prefix })
     const queued = await queue.getJobCounts('waiting')
     workers = spawnGroup('run-workers', env, 0, workerProcesses)
     await workers.ready
@@ -381,7 +381,7 @@ async function main() {
   } finally {
     await workers?.stop()
     await sql`delete from businesses where id = ${business.id}`
-    const redis = new IORedis(config.redisUrl)
+    const redis = redisConnection(config, 'worker')
     const keys = await redis.keys(`${prefix}:*`)
     for (let i = 0; i < keys.length; i += 1000) await redis.del(...keys.slice(i, i + 1000))
     redis.disconnect()

@@ -46,16 +46,16 @@ export async function startWorkers(config: Config, logger: Logger, queueNames: Q
     await database.close(1).catch(() => {})
     throw new WorkerStartupError(describeConnectionError('PostgreSQL', config.databaseUrl, error))
   }
-  const connection = redisConnection(config.redisUrl, 'worker')
+  const connection = redisConnection(config, 'worker')
   connection.on('error', () => {})
   try {
     await Promise.race([connection.ping(), new Promise((_, reject) => setTimeout(() => reject(new Error('ECONNREFUSED')), 3000))])
   } catch (error) {
     connection.disconnect()
     await database.close(1).catch(() => {})
-    throw new WorkerStartupError(describeConnectionError('Redis', config.redisUrl, error))
+    throw new WorkerStartupError(describeConnectionError('Redis', config.redisUrl, error, config.redisSentinel))
   }
-  const producer = redisConnection(config.redisUrl, 'producer')
+  const producer = redisConnection(config, 'producer')
   producer.on('error', () => {})
   const queues = new Queues(producer, config.queuePrefix, { jobOptions: options.jobOptions })
   const storage = await createStorage(config)

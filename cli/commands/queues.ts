@@ -86,13 +86,13 @@ export async function run(f: Flags, ctx: CliContext): Promise<void> {
 }
 
 async function openQueues(ctx: CliContext): Promise<Queues> {
-  const connection = redisConnection(ctx.config.redisUrl, 'producer', { retryStrategy: () => null, lazyConnect: true })
+  const connection = redisConnection(ctx.config, 'producer', { retryStrategy: () => null, lazyConnect: true })
   connection.on('error', () => {})
   try {
     await connection.connect()
   } catch (error) {
     connection.disconnect()
-    throw new CliError(describeConnectionError('Redis', ctx.config.redisUrl, error))
+    throw new CliError(describeConnectionError('Redis', ctx.config.redisUrl, error, ctx.config.redisSentinel))
   }
   return new Queues(connection, ctx.config.queuePrefix)
 }

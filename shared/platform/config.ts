@@ -22,6 +22,16 @@ export interface Config {
   /** A replica whose replay is further behind than this is bypassed (reads go to the primary). */
   databaseReadMaxLagMs: number
   redisUrl: string
+  /**
+   * Redis through Sentinel: the master's address comes from these sentinels, and REDIS_URL gives
+   * only the credentials and database (docs/operations.md "Redis Sentinel").
+   */
+  redisSentinel: RedisSentinel | undefined
+  /**
+   * Replicas that must acknowledge a rental-ingest batch (Redis WAIT) before its requests are
+   * answered; 0 answers on the master's acknowledgement alone (docs/leads.md).
+   */
+  redisWait: { replicas: number; timeoutMs: number }
   /** BullMQ key prefix: lets tests and staging share one Redis without seeing each other. */
   queuePrefix: string
   workerQueues: QueueName[]
@@ -85,6 +95,12 @@ export interface Config {
   }
 }
 
+export interface RedisSentinel {
+  /** The master's name as the sentinels know it (`sentinel monitor <name> …`). */
+  master: string
+  sentinels: { host: string; port: number }[]
+}
+
 export class ConfigError extends Error {
   override name = 'ConfigError'
 }
@@ -143,6 +159,23 @@ function hostList(env: Record<string, string | undefined>, name: string): string
     if (!URL.canParse(`http://${host}`) || new URL(`http://${host}`).port !== '' || /[/?#@]/.test(host)) throw new ConfigError(`${name} must list host names separated by commas, got "${host}"`)
   }
   return hosts
+}
+
+/** REDIS_SENTINELS (`host:port,…`) and REDIS_SENTINEL_MASTER: both or neither. */
+function redisSentinelOf(env: Record<string, string | undefined>): RedisSentinel | undefined {
+  const raw = env.REDIS_SENTINELS?.trim()
+  const master = env.REDIS_SENTINEL_MASTER?.trim()
+  if (!raw && !master) return undefined
+  if (!raw) throw new ConfigError('REDIS_SENTINEL_MASTER is set but REDIS_SENTINELS is not: list the sentinels as host:port,host:port')
+  if (!master) throw new ConfigError('REDIS_SENTINELS is set but REDIS_SENTINEL_MASTER is not: name the master the sentinels monitor')
+  const sentinels = raw.split(',').map((s) => s.trim()).filter(Boolean).map((entry) => {
+    const parsed = URL.canParse(`redis://${entry}`) ? new URL(`redis://${entry}`) : undefined
+    if (!parsed || !parsed.port || parsed.pathname !== '' || parsed.username || /[/?#@]/.test(entry)) {
+      throw new ConfigError(`REDIS_SENTINELS must list host:port entries separated by commas, got "${entry}"`)
+    }
+    return { host: parsed.hostname.replace(/^\[|\]$/g, ''), port: Number(parsed.port) }
+  })
+  return { master, sentinels }
 }
 
 function url(env: Record<string, string | undefined>, name: string, fallback: string, protocols: string[]): string {
@@ -209,6 +242,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be debug, info, warn, error or silent, got "${logLevel}"`)
 
   const appSecret = appSecretOf(env)
+  const redisSentinel = redisSentinelOf(env)
 
   const s3Enabled = storageDriver === 's3'
   const s3 = {
@@ -231,6 +265,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseReadUrl: replicaUrl(env, 'DATABASE_READ_URL'),
     databaseReadMaxLagMs: int(env, 'DATABASE_READ_MAX_LAG_MS', 5000, 100, 600_000),
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
+    redisSentinel,
+    redisWait: {
+      // Sentinel means replicas exist and a failover may promote one: an answered ingest must be
+      // on a replica too. A single Redis has none to wait for, so it pays nothing by default.
+      replicas: int(env, 'REDIS_WAIT_REPLICAS', redisSentinel ? 1 : 0, 0, 16),
+      // Never 0: WAIT 0 blocks until the replicas answer, however long that is.
+      timeoutMs: int(env, 'REDIS_WAIT_TIMEOUT_MS', 500, 1, 30_000),
+    },
     queuePrefix: env.QUEUE_PREFIX || 'plm',
     workerQueues: workerQueues as QueueName[],
     publicUrl,

@@ -6,20 +6,50 @@ import { Queue, type JobsOptions } from 'bullmq'
 import IORedis, { type RedisOptions } from 'ioredis'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import type { TSchema } from '@sinclair/typebox'
+import type { RedisSentinel } from './config'
 import { QUEUE_NAMES, type QueueName } from './queue-names'
 import { JOBS, type JobKind, type JobPayload } from './jobs'
 import { asRedisFailure } from './unavailable'
 
-export function redisConnection(url: string, role: 'producer' | 'worker', extra: RedisOptions = {}): IORedis {
-  return new IORedis(url, {
+/** Where Redis is: a URL, or (the configuration's shape) a URL with the sentinels that name its master. */
+export type RedisTarget = string | { redisUrl: string; redisSentinel?: RedisSentinel }
+
+export function redisConnection(target: RedisTarget, role: 'producer' | 'worker', extra: RedisOptions = {}): IORedis {
+  const options: RedisOptions = {
     // Workers block on Redis and must retry forever (BullMQ requirement); producers fail fast.
     maxRetriesPerRequest: role === 'worker' ? null : 1,
     enableOfflineQueue: role === 'worker',
     connectTimeout: 2000,
     retryStrategy: (times) => Math.min(100 * 2 ** times, 2000),
+    // A master demoted by a failover answers writes with READONLY: reconnect, so that Sentinel
+    // names the new master (the command itself fails and is retried or falls back by its caller).
+    reconnectOnError: (error) => error.message.startsWith('READONLY'),
     lazyConnect: false,
-    ...extra,
-  })
+  }
+  const { url, sentinel } = typeof target === 'string' ? { url: target, sentinel: undefined } : { url: target.redisUrl, sentinel: target.redisSentinel }
+  if (!sentinel) return new IORedis(url, { ...options, ...extra })
+  const retryStrategy = extra.retryStrategy ?? options.retryStrategy
+  // The sentinels are retried as the master is (never, for a one-shot CLI connection).
+  return new IORedis({ ...options, ...sentinelOptions(url, sentinel), sentinelRetryStrategy: retryStrategy ?? undefined, ...extra })
+}
+
+/** REDIS_URL supplies the credentials, database and TLS; the sentinels supply the master's address. */
+function sentinelOptions(url: string, sentinel: RedisSentinel): RedisOptions {
+  const parsed = new URL(url)
+  return {
+    sentinels: sentinel.sentinels,
+    name: sentinel.master,
+    role: 'master',
+    username: parsed.username ? decodeURIComponent(parsed.username) : undefined,
+    password: parsed.password ? decodeURIComponent(parsed.password) : undefined,
+    db: Number(parsed.pathname.slice(1)) || 0,
+    tls: parsed.protocol === 'rediss:' ? {} : undefined,
+    // Off: in ioredis 6.0.0 a +switch-master that arrives while the client is reconnecting (the
+    // master was killed) makes that connect fail, and a failed connect ends the client for good —
+    // /readyz stayed 503 after a promotion. A dead master closes the sockets and a demoted one
+    // answers READONLY (reconnectOnError above); either way the reconnect asks the sentinels.
+    failoverDetector: false,
+  }
 }
 
 /** Payload checkers compiled once per job kind: the ingest enqueues batches on its hot path. */

@@ -1,11 +1,14 @@
 import { parseConnectionUrl, redactConnectionUrl } from '../../db/connection-url'
+import type { RedisSentinel } from './config'
 
 /**
  * Start-up failures worth one clear line (contract §7): which dependency is missing and how to
- * start it, instead of a stack trace.
+ * start it, instead of a stack trace. With Sentinel, the master is named with the sentinels asked.
  */
-export function describeConnectionError(service: 'PostgreSQL' | 'Redis', url: string, error: unknown): string {
-  const safeUrl = redactUrl(url)
+export function describeConnectionError(service: 'PostgreSQL' | 'Redis', url: string, error: unknown, sentinel?: RedisSentinel): string {
+  const safeUrl = sentinel
+    ? `master "${sentinel.master}" of the sentinels ${sentinel.sentinels.map((s) => `${s.host}:${s.port}`).join(',')}`
+    : redactUrl(url)
   const reason = (error as { code?: string; message?: string })?.code ?? (error as Error)?.message ?? String(error)
   // 3D000: the server answers but the database was never created.
   if (service === 'PostgreSQL' && reason === '3D000') {
@@ -13,7 +16,9 @@ export function describeConnectionError(service: 'PostgreSQL' | 'Redis', url: st
   }
   const hint = service === 'PostgreSQL'
     ? 'start it (e.g. `pg_ctlcluster 15 main start`, or `docker compose up -d postgres`) or set DATABASE_URL'
-    : 'start it (e.g. `redis-server --daemonize yes`, or `docker compose up -d redis`) or set REDIS_URL'
+    : sentinel
+      ? 'check the sentinels answer and know that master, or set REDIS_SENTINELS and REDIS_SENTINEL_MASTER'
+      : 'start it (e.g. `redis-server --daemonize yes`, or `docker compose up -d redis`) or set REDIS_URL'
   return `${service} is not reachable at ${safeUrl} (${reason}): ${hint}.`
 }
 

@@ -35,10 +35,18 @@ export function unavailableCause(error: unknown): { code?: string; error: string
 }
 
 /**
+ * Redis's error codes (the first word of an error reply) that mean "this node cannot take the
+ * command now": a demoted master (READONLY), a replica cut from its master or still loading.
+ */
+const REDIS_UNAVAILABLE_CODES = new Set(['READONLY', 'MASTERDOWN', 'LOADING', 'NOREPLICAS'])
+
+/**
  * A failed Redis call as the producer reports it: Redis's own answers (ReplyError: a script or
- * command refused) pass through; anything the client raised itself (closed connection, offline,
- * retries exhausted, timeout) means Redis could not be reached.
+ * command refused) pass through, except the codes of a node in a failover; anything the client
+ * raised itself (closed connection, offline, retries exhausted, timeout) means Redis could not be
+ * reached.
  */
 export function asRedisFailure(error: unknown): unknown {
-  return error instanceof ReplyError ? error : new ServiceUnavailableError('Redis', error)
+  if (!(error instanceof ReplyError)) return new ServiceUnavailableError('Redis', error)
+  return REDIS_UNAVAILABLE_CODES.has((error as Error).message.split(' ', 1)[0]) ? new ServiceUnavailableError('Redis', error) : error
 }

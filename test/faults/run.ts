@@ -1,5 +1,5 @@
 /**
- * `bun run test:faults [--ingests N] [--only a,b,c,d,e,f,g,h,j,k] [--keep]`: the fault harness (issue 6).
+ * `bun run test:faults [--ingests N] [--only a,b,c,d,e,f,g,h,j,k,l] [--keep]`: the fault harness (issue 6).
  * Starts a private PostgreSQL and Redis, 2 API and 3 worker processes on loopback, runs the
  * scenarios, scans every process's output for secrets, prints one table per scenario with
  * PASS/FAIL, stops everything it started and exits non-zero on any failure.
@@ -11,6 +11,7 @@ import { printResult, type ScenarioResult, type Target } from './load'
 import { scenarioIdempotency, scenarioPostgresOutage, scenarioRedisOutage, scenarioSigterm, scenarioWorkerKill, type HarnessContext } from './scenarios'
 import { scenarioEventsPostgresRestart, scenarioReceiverDown, scenarioWebhookWorkerKill } from './webhooks'
 import { scenarioPrimaryFailover, scenarioReadYourWrites } from './pgha'
+import { scenarioSentinelFailover } from './sentinel'
 
 const args = process.argv.slice(2)
 const flag = (name: string) => {
@@ -22,7 +23,7 @@ if (!Number.isInteger(ingests) || ingests < 100) {
   console.error('--ingests must be an integer ≥ 100')
   process.exit(2)
 }
-const only = new Set((flag('only') ?? 'a,b,c,d,e,f,g,h,j,k').split(',').map((x) => x.trim()))
+const only = new Set((flag('only') ?? 'a,b,c,d,e,f,g,h,j,k,l').split(',').map((x) => x.trim()))
 /** Scenario h's bound: a receiver failing this long gets its endpoint disabled (WEBHOOK_DISABLE_AFTER_MS). */
 const WEBHOOK_DISABLE_AFTER_MS = 8000
 const keep = args.includes('--keep')
@@ -92,6 +93,8 @@ try {
     ['h', (h) => scenarioReceiverDown(h, WEBHOOK_DISABLE_AFTER_MS)],
     ['j', scenarioPrimaryFailover],
     ['k', scenarioReadYourWrites],
+    // Its own topology (Redis with Sentinel), started and stopped by the scenario.
+    ['l', (h) => scenarioSentinelFailover(h.progress, keep)],
   ]
   for (const [id, run] of scenarios) {
     if (!only.has(id)) continue

@@ -63,7 +63,7 @@ describe('APP_SECRET (hardening §7)', () => {
   test('compose.yaml requires APP_SECRET (no usable default) and runs in production', async () => {
     const compose = Bun.YAML.parse(await Bun.file(`${ROOT}/compose.yaml`).text()) as { services: Record<string, { environment?: Record<string, string>; command?: string[] }> }
     const app = Object.entries(compose.services).filter(([, s]) => s.command?.[0] === 'bun')
-    expect(app.map(([name]) => name).sort()).toEqual(['api', 'migrate', 'worker', 'worker-ingest', 'worker-video'])
+    expect(app.map(([name]) => name).sort()).toEqual(['api', 'api-ha', 'migrate', 'migrate-ha', 'worker', 'worker-ha', 'worker-ingest', 'worker-video'])
     for (const [name, service] of app) {
       const secret = service.environment?.APP_SECRET ?? ''
       // Taken from the environment (or .env) with no default: unset, compose refuses to start naming it.

@@ -35,6 +35,15 @@ describe('asRedisFailure', () => {
     expect((wrapped as ServiceUnavailableError).service).toBe('Redis')
   })
 
+  test('the error codes of a node in a failover (demoted master, replica cut off) are unavailable', () => {
+    for (const reply of ["READONLY You can't write against a read only replica.", 'MASTERDOWN Link with MASTER is down', 'LOADING Redis is loading the dataset in memory', 'NOREPLICAS Not enough good replicas to write.']) {
+      expect(asRedisFailure(new ReplyError(reply)), reply).toBeInstanceOf(ServiceUnavailableError)
+    }
+    // The code is the first word only: the same words later in a reply are another error.
+    const other = new ReplyError('ERR value is READONLY')
+    expect(asRedisFailure(other)).toBe(other)
+  })
+
   test('a producer whose Redis does not answer rejects with ServiceUnavailableError', async () => {
     const port = await freePort()
     const connection = new IORedis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: () => null })
