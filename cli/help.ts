@@ -31,11 +31,11 @@ export function synopsis(group: Group, name: string, command: Command): string {
 }
 
 function topHelp(groups: readonly Group[]): string {
-  return `Operator CLI of the property and lead API: workspaces, API keys, feeds, queues.
-
-usage: ${PROGRAM} <group> <command> [flags]
+  return `usage: ${PROGRAM} <group> <command> [flags]
        ${PROGRAM} <group> --help            a group's commands
        ${PROGRAM} <group> <command> --help  a command's flags
+
+The operator CLI of the property and lead API: workspaces, API keys, feeds, queues.
 
 groups:
 ${table(groups.map((g) => [g.name, g.summary]))}

@@ -5,7 +5,6 @@
  */
 import { GROUPS } from './commands'
 import { helpText } from './help'
-import { makeContext } from './io'
 import { resolve } from './parse'
 import { UsageError } from './spec'
 
@@ -25,6 +24,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(command.print(args, GROUPS))
     return 0
   }
+  const { makeContext } = await import('./io')
   const ctx = await makeContext(args.json === true)
   try {
     await command.run!(args, ctx)

@@ -2,7 +2,7 @@
 import { createDatabase, type Database } from '../db/client'
 import { getConfig, type Config } from '../shared/platform/config'
 import { describeConnectionError } from '../shared/platform/service-errors'
-import { CliError } from './spec'
+import { CliError } from './errors'
 
 export interface CliContext {
   config: Config

@@ -2,18 +2,16 @@
  * The command table's vocabulary. Every group, command, flag and operand is declared once here
  * in data; the parser, the help pages and the shell completions are all derived from it, so they
  * cannot drift apart.
+ *
+ * A command's `run` imports the capability it uses when it runs: loading them all (sharp,
+ * BullMQ, the S3 client, the database driver) would cost every invocation, `--help` and each
+ * usage error included, most of a second.
  */
+import { UsageError } from './errors'
 import type { CliContext } from './io'
 
-/** The command line itself is wrong: nothing was done and no service was contacted (exit 2). */
-export class UsageError extends Error {
-  override name = 'UsageError'
-}
+export { CliError, UsageError } from './errors'
 
-/** A well-formed command that could not be carried out: not found, refused, in the wrong state (exit 1). */
-export class CliError extends Error {
-  override name = 'CliError'
-}
 
 export interface OptionSpec<T = unknown> {
   /** Placeholder shown in help (`<id>`); a flag without one is a switch. */

@@ -1,4 +1,3 @@
-import { createBusiness } from '../../shared/access/accounts'
 import { command, UsageError, type Group } from '../spec'
 
 export const business: Group = {
@@ -18,6 +17,7 @@ export const business: Group = {
         },
       },
       async run(args, ctx) {
+        const { createBusiness } = await import('../../shared/access/accounts')
         const created = await createBusiness(ctx, args.name)
         ctx.out(created, `created business ${created.id} "${created.name}"`)
       },

@@ -3,7 +3,7 @@
  * tables, in id-ordered batches. Use it after a change to how the public representation is
  * derived. Safe to re-run and to interrupt: each batch commits on its own.
  */
-import { reindexCatalogue, type ReindexProgress } from '../../shared/listings/operations'
+import type { ReindexProgress } from '../../shared/listings/operations'
 import { businessFlag, command, positiveInt, type Group } from '../spec'
 
 const counts = (p: ReindexProgress) => `(${p.upserted} published, ${p.deleted} drafts)`
@@ -20,6 +20,7 @@ export const catalogue: Group = {
         'batch-size': { value: '<n>', help: 'properties per batch (default 2000)', parse: positiveInt },
       },
       async run(args, ctx) {
+        const { reindexCatalogue } = await import('../../shared/listings/operations')
         const start = performance.now()
         const done = await reindexCatalogue(ctx, { businessId: args.business, batchSize: args['batch-size'] ?? 2000 }, (p) => {
           const secs = (performance.now() - start) / 1000

@@ -3,8 +3,6 @@
  * could see), one line each, or one JSON object per event with `--json`. Starts after the newest
  * event (`--after N` to start elsewhere); `--once` prints what there is and stops.
  */
-import { eventsAfter, lastEventSequence } from '../../shared/events/operations'
-import { requireBusiness } from '../../shared/access/accounts'
 import { businessFlag, command, UsageError, type Group } from '../spec'
 
 const POLL_MS = 500
@@ -28,6 +26,8 @@ export const events: Group = {
         once: { help: 'print the events there are and stop' },
       },
       async run(args, ctx) {
+        const { eventsAfter, lastEventSequence } = await import('../../shared/events/operations')
+        const { requireBusiness } = await import('../../shared/access/accounts')
         const businessId = args.business
         await requireBusiness(ctx, businessId)
         let after = args.after ?? (await lastEventSequence(ctx, businessId))

@@ -3,9 +3,6 @@
  * signing secret is printed once by `set` (each `set` rotates it) and stored only sealed with
  * APP_SECRET; no other command prints it.
  */
-import {
-  disableOutreachEndpoint, listOutreachDeliveries, setOutreachEndpoint, showOutreachEndpoint,
-} from '../../shared/outreach/operations'
 import { businessFlag, CliError, command, positiveInt, UsageError, type Group } from '../spec'
 
 /** contract §8: any http or https URL, loopback included (operators set them). */
@@ -35,6 +32,7 @@ export const outreach: Group = {
       summary: 'set the endpoint; prints the signing secret once (setting again rotates it)',
       options: { business: businessFlag, url: { value: '<http(s) URL>', required: true, help: 'where inquiries are POSTed', parse: parseEndpointUrl } },
       async run(args, ctx) {
+        const { setOutreachEndpoint } = await import('../../shared/outreach/operations')
         const { endpoint, secret, rotated } = await setOutreachEndpoint(ctx, args.business, args.url)
         ctx.out(
           { ...endpoint, secret, rotated },
@@ -47,6 +45,7 @@ export const outreach: Group = {
       summary: 'the endpoint and whether it is enabled (never the secret)',
       options: { business: businessFlag },
       async run(args, ctx) {
+        const { showOutreachEndpoint } = await import('../../shared/outreach/operations')
         const endpoint = await showOutreachEndpoint(ctx, args.business)
         if (!endpoint) throw new CliError(`business ${args.business} has no outreach endpoint (set one with: outreach set --business ${args.business} --url <URL>)`)
         ctx.out(endpoint, `business ${args.business}: ${endpoint.url}\n  enabled: ${endpoint.enabled}\n  created: ${endpoint.created_at}\n  updated: ${endpoint.updated_at}`)
@@ -56,6 +55,7 @@ export const outreach: Group = {
       summary: 'stop sending; pending deliveries are skipped',
       options: { business: businessFlag },
       async run(args, ctx) {
+        const { disableOutreachEndpoint } = await import('../../shared/outreach/operations')
         const endpoint = await disableOutreachEndpoint(ctx, args.business)
         if (!endpoint) throw new CliError(`business ${args.business} has no outreach endpoint`)
         ctx.out(endpoint, `disabled the outreach endpoint of business ${args.business}; pending deliveries will be skipped (re-enable with outreach set, which also rotates the secret)`)
@@ -65,6 +65,7 @@ export const outreach: Group = {
       summary: 'recent deliveries, newest first, with every attempt (status, latency, response code)',
       options: { business: businessFlag, limit: { value: '<n>', help: 'how many (default 20, at most 1000)', parse: deliveryLimit } },
       async run(args, ctx) {
+        const { listOutreachDeliveries } = await import('../../shared/outreach/operations')
         const businessId = args.business
         const deliveries = await listOutreachDeliveries(ctx, businessId, args.limit ?? 20)
         const text = deliveries.length === 0

@@ -9,20 +9,15 @@
  * is still in flight.
  */
 import type { Job } from 'bullmq'
-import { MEDIA_JOB_HOOKS } from '../../shared/media/operations'
-import { OUTREACH_JOB_HOOKS } from '../../shared/outreach/operations'
-import { dataHooksOf, type JobDataHooksTable, type JobKind } from '../../shared/platform/jobs'
+import type { JobKind } from '../../shared/platform/jobs'
 import { QUEUE_NAMES, type QueueName } from '../../shared/platform/queue-names'
-import { queueFigures, type QueueFigures } from '../../shared/platform/queue-stats'
-import { Queues, redisConnection } from '../../shared/platform/queues'
-import { describeConnectionError } from '../../shared/platform/service-errors'
+import type { QueueFigures } from '../../shared/platform/queue-stats'
+import type { Queues } from '../../shared/platform/queues'
 import type { CliContext } from '../io'
 import { CliError, command, UsageError, type Group } from '../spec'
 
 /** Failed jobs are read in pages so a large backlog never loads into memory at once. */
 const PAGE = 500
-
-const JOB_DATA_HOOKS: JobDataHooksTable = { ...MEDIA_JOB_HOOKS, ...OUTREACH_JOB_HOOKS }
 
 const SELECTION = {
   queue: { value: '<name>', required: true, choices: QUEUE_NAMES, help: 'the queue' },
@@ -45,6 +40,7 @@ export const queues: Group = {
       summary: 'waiting, active, delayed, failed and completed jobs per queue (the figures of /metrics)',
       options: {},
       async run(_args, ctx) {
+        const { queueFigures } = await import('../../shared/platform/queue-stats')
         await withQueues(ctx, async (q) => show(ctx, await queueFigures(q)))
       },
     }),
@@ -67,12 +63,16 @@ export const queues: Group = {
 
 async function handleFailed(verbName: 'retry' | 'drop', args: Selection, ctx: CliContext): Promise<void> {
   const { queue, id } = args
+  const [{ MEDIA_JOB_HOOKS }, { OUTREACH_JOB_HOOKS }, { dataHooksOf }] = await Promise.all([
+    import('../../shared/media/operations'), import('../../shared/outreach/operations'), import('../../shared/platform/jobs'),
+  ])
+  const jobDataHooks = { ...MEDIA_JOB_HOOKS, ...OUTREACH_JOB_HOOKS }
   await withQueues(ctx, async (queues) => {
     const q = queues.get(queue)
     const jobs = id !== undefined ? [await failedJob(q.getJob(id), queue, id)] : undefined
     // A retried job gets its full attempts and backoff again: the operator fixed the cause. Its
     // data is reopened first: a job that ran before would find it failed and do nothing.
-    const hooksOf = (job: Job) => dataHooksOf(JOB_DATA_HOOKS, queue as JobKind, job.data)
+    const hooksOf = (job: Job) => dataHooksOf(jobDataHooks, queue as JobKind, job.data)
     const done: string[] = []
     const skipped: string[] = []
     /** Only BullMQ's refusal means "no longer failed"; a database error stops the command. */
@@ -116,6 +116,7 @@ async function handleFailed(verbName: 'retry' | 'drop', args: Selection, ctx: Cl
 }
 
 async function withQueues(ctx: CliContext, use: (queues: Queues) => Promise<void>): Promise<void> {
+  const [{ Queues, redisConnection }, { describeConnectionError }] = await Promise.all([import('../../shared/platform/queues'), import('../../shared/platform/service-errors')])
   const connection = redisConnection(ctx.config.redisUrl, 'producer', { retryStrategy: () => null, lazyConnect: true })
   connection.on('error', () => {})
   try {

@@ -4,9 +4,7 @@
  * at once (they cache by key). `clear` goes back to the text mark with the business name; `show`
  * tells which one is in use. Images already public keep the mark they were made with.
  */
-import { LogoRejectedError, type LogoRejection } from '../../shared/media/logo'
-import { clearBusinessWatermark, findBusinessWatermark, setBusinessWatermark } from '../../shared/media/operations'
-import { createStorage } from '../../shared/platform/storage'
+import type { LogoRejection } from '../../shared/media/logo'
 import type { CliContext } from '../io'
 import { businessFlag, CliError, command, type Group } from '../spec'
 
@@ -18,13 +16,17 @@ function rejectionMessage(r: LogoRejection): string {
   }
 }
 
+const media = () => import('../../shared/media/operations')
+
 async function existingBusiness(ctx: CliContext, businessId: number) {
+  const { findBusinessWatermark } = await media()
   const business = await findBusinessWatermark(ctx, businessId)
   if (!business) throw new CliError(`business ${businessId} does not exist`)
   return business
 }
 
 async function storageDeps(ctx: CliContext) {
+  const { createStorage } = await import('../../shared/platform/storage')
   const storage = await createStorage(ctx.config)
   await storage.ensureReady()
   return { database: ctx.database, storage }
@@ -41,6 +43,7 @@ export const watermark: Group = {
         const business = await existingBusiness(ctx, args.business)
         const file = Bun.file(args.file)
         if (!(await file.exists())) throw new CliError(`--file ${args.file} does not exist`)
+        const [{ setBusinessWatermark }, { LogoRejectedError }] = await Promise.all([media(), import('../../shared/media/logo')])
         let size: { width: number; height: number }
         try {
           size = await setBusinessWatermark(await storageDeps(ctx), business, new Uint8Array(await file.arrayBuffer()))
@@ -57,6 +60,7 @@ export const watermark: Group = {
       options: { business: businessFlag },
       async run(args, ctx) {
         const business = await existingBusiness(ctx, args.business)
+        const { clearBusinessWatermark } = await media()
         await clearBusinessWatermark(await storageDeps(ctx), business)
         ctx.out({ business_id: args.business, watermark: 'text', text: business.name }, `watermark cleared for business ${args.business}; new photos carry the text "${business.name}"`)
       },

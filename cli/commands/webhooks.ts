@@ -3,8 +3,6 @@
  * disabled, since when it fails, and its deliveries per state. Never prints a secret (only the
  * API's create and rotate answers show one).
  */
-import { summariseWebhookEndpoints } from '../../shared/webhooks/operations'
-import { requireBusiness } from '../../shared/access/accounts'
 import { businessFlag, command, type Group } from '../spec'
 
 export const webhooks: Group = {
@@ -15,6 +13,8 @@ export const webhooks: Group = {
       summary: 'endpoints with status, disabled reason and deliveries per state (never secrets)',
       options: { business: businessFlag },
       async run(args, ctx) {
+        const { summariseWebhookEndpoints } = await import('../../shared/webhooks/operations')
+        const { requireBusiness } = await import('../../shared/access/accounts')
         const businessId = args.business
         await requireBusiness(ctx, businessId)
         const endpoints = await summariseWebhookEndpoints(ctx, businessId)

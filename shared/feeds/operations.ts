@@ -12,10 +12,10 @@ import { requireBusiness } from '../access/accounts'
 import { notFound } from '../platform/errors'
 import { openSecret, sealSecret } from '../platform/secret-box'
 import type { Services } from '../platform/services'
+import { FEED_FORMATS, type FeedFormat } from './formats'
 import { KYERO_FOOTER, kyeroHeader, kyeroProperty } from './kyero'
 
-export const FEED_FORMATS = ['kyero'] as const
-export type FeedFormat = (typeof FEED_FORMATS)[number]
+export { FEED_FORMATS, type FeedFormat }
 
 /** 256 random bits, URL-safe. */
 const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/

@@ -32,10 +32,16 @@ describe('bun run cli feed', () => {
     expect(JSON.parse((await cli('list', '--business', String(biz.id), '--json')).stdout).feeds.map((f: { id: number }) => f.id)).toEqual([second.id])
   })
 
-  test('operator mistakes are one line on stderr and exit 2', async () => {
-    for (const args of [['create', '--business', '999999999', '--format', 'kyero'], ['create', '--business', String(biz.id), '--format', 'idealista'], ['revoke', '999999999'], ['revoke']]) {
+  test('mistakes are one line on stderr: exit 2 for the command line, 1 for what is not found', async () => {
+    const cases: [string[], number][] = [
+      [['create', '--business', '999999999', '--format', 'kyero'], 1],
+      [['create', '--business', String(biz.id), '--format', 'idealista'], 2],
+      [['revoke', '999999999'], 1],
+      [['revoke'], 2],
+    ]
+    for (const [args, code] of cases) {
       const r = await cli(...args)
-      expect(r.code, args.join(' ')).toBe(2)
+      expect(r.code, args.join(' ')).toBe(code)
       expect(r.stderr.trim().split('\n')[0]).toStartWith('error: ')
       expect(r.stdout).toBe('')
     }
