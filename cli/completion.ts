@@ -33,9 +33,14 @@ const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`
 
 /** The `case "$prev"` arms that complete a flag's value: its choices, file names, or nothing. */
 function valueArms(site: Site, choices: (words: readonly string[]) => string, files: string, none: string): string {
-  const arms = site.flags
-    .filter(([, spec]) => spec.value !== undefined)
-    .map(([flag, spec]) => `        --${flag}) ${spec.choices ? choices(spec.choices) : spec.file ? files : none};;`)
+  // Flags whose values complete alike share an arm: `--business|--name) return 0;;`.
+  const byAction = new Map<string, string[]>()
+  for (const [flag, spec] of site.flags) {
+    if (spec.value === undefined) continue
+    const action = spec.choices ? choices(spec.choices) : spec.file ? files : none
+    byAction.set(action, [...(byAction.get(action) ?? []), `--${flag}`])
+  }
+  const arms = [...byAction].map(([action, flags]) => `        ${flags.join('|')}) ${action};;`)
   return arms.length ? `      case $prev in\n${arms.join('\n')}\n      esac\n` : ''
 }
 

@@ -23,6 +23,8 @@ afterAll(async () => {
   await ctx.close()
 })
 
+/** Each test spawns several CLI processes: generous on a loaded machine. */
+const SPAWNS = 60_000
 const env = () => ({ QUEUE_PREFIX: ctx.config.queuePrefix })
 const shellQuote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`
 
@@ -63,7 +65,7 @@ describe('progress of long work', () => {
     expect(piped.code, piped.stderr).toBe(0)
     expect(piped.stderr).toBe('')
     expect(JSON.parse(piped.stdout)).toMatchObject({ properties: 3 })
-  })
+  }, SPAWNS)
 
   test('queues retry --all: progress per job on a terminal, then the summary', async () => {
     await makeFailedJobs(ctx, 'catalogue-reindex', 3)
@@ -80,5 +82,5 @@ describe('progress of long work', () => {
     expect(piped.code, piped.stderr).toBe(0)
     expect(piped.stderr).toBe('')
     expect(piped.stdout).toBe('dropped 2 failed jobs of storage-cleanup\n')
-  })
+  }, SPAWNS)
 })
