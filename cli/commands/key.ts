@@ -1,6 +1,8 @@
 import { parseScopes, SCOPES } from '../../shared/access/scopes'
 import { businessFlag as business, command, UsageError, type Group } from '../spec'
 
+const accounts = () => import('../../shared/access/accounts')
+
 export const key: Group = {
   name: 'key',
   summary: 'API keys of a business (contract §1)',
@@ -31,8 +33,7 @@ export const key: Group = {
         },
       },
       async run(args, ctx) {
-        const { createApiKey } = await import('../../shared/access/accounts')
-        const created = await createApiKey(ctx, { businessId: args.business, scopes: args.scopes, name: args.name ?? null, expiresAt: args['expires-at'] ?? null })
+        const created = await (await accounts()).createApiKey(ctx, { businessId: args.business, scopes: args.scopes, name: args.name ?? null, expiresAt: args['expires-at'] ?? null })
         ctx.out(created, `created key ${created.key_id} for business ${args.business}\n\n  ${created.api_key}\n\nThis is the only time the secret is shown; store it now.`)
       },
     }),
@@ -41,8 +42,7 @@ export const key: Group = {
       options: {},
       operand: { name: 'key_id', help: 'the public key id (the part after AC_LIVE_, before the dot)' },
       async run(args, ctx) {
-        const { revokeApiKey } = await import('../../shared/access/accounts')
-        await revokeApiKey(ctx, args.operand)
+        await (await accounts()).revokeApiKey(ctx, args.operand)
         ctx.out({ key_id: args.operand, revoked: true }, `revoked key ${args.operand} (refused by every API replica within 1 s)`)
       },
     }),
@@ -50,8 +50,7 @@ export const key: Group = {
       summary: "a business's keys: name, scopes, state (never their secrets)",
       options: { business },
       async run(args, ctx) {
-        const { listApiKeys } = await import('../../shared/access/accounts')
-        const keys = await listApiKeys(ctx, args.business)
+        const keys = await (await accounts()).listApiKeys(ctx, args.business)
         const state = (k: (typeof keys)[number]) => (k.revoked_at ? 'revoked' : k.expires_at && new Date(k.expires_at) < new Date() ? 'expired' : 'active')
         ctx.out({ business_id: args.business, keys }, keys.map((k) => `${k.key_id}  ${k.name ?? '-'}  ${k.scopes.join(',')}  ${state(k)}`).join('\n') || 'no keys')
       },

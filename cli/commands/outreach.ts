@@ -18,6 +18,8 @@ export function parseEndpointUrl(raw: string, flag = '--url'): string {
   return url.href
 }
 
+const operations = () => import('../../shared/outreach/operations')
+
 function deliveryLimit(raw: string, flag: string): number {
   const limit = positiveInt(raw, flag)
   if (limit > 1000) throw new UsageError(`${flag} must be at most 1000`)
@@ -32,8 +34,7 @@ export const outreach: Group = {
       summary: 'set the endpoint; prints the signing secret once (setting again rotates it)',
       options: { business: businessFlag, url: { value: '<http(s) URL>', required: true, help: 'where inquiries are POSTed', parse: parseEndpointUrl } },
       async run(args, ctx) {
-        const { setOutreachEndpoint } = await import('../../shared/outreach/operations')
-        const { endpoint, secret, rotated } = await setOutreachEndpoint(ctx, args.business, args.url)
+        const { endpoint, secret, rotated } = await (await operations()).setOutreachEndpoint(ctx, args.business, args.url)
         ctx.out(
           { ...endpoint, secret, rotated },
           `${rotated ? 'updated' : 'set'} the outreach endpoint of business ${args.business}: ${endpoint.url}\n\n  signing secret: ${secret}\n\n` +
@@ -45,8 +46,7 @@ export const outreach: Group = {
       summary: 'the endpoint and whether it is enabled (never the secret)',
       options: { business: businessFlag },
       async run(args, ctx) {
-        const { showOutreachEndpoint } = await import('../../shared/outreach/operations')
-        const endpoint = await showOutreachEndpoint(ctx, args.business)
+        const endpoint = await (await operations()).showOutreachEndpoint(ctx, args.business)
         if (!endpoint) throw new CliError(`business ${args.business} has no outreach endpoint (set one with: outreach set --business ${args.business} --url <URL>)`)
         ctx.out(endpoint, `business ${args.business}: ${endpoint.url}\n  enabled: ${endpoint.enabled}\n  created: ${endpoint.created_at}\n  updated: ${endpoint.updated_at}`)
       },
@@ -55,8 +55,7 @@ export const outreach: Group = {
       summary: 'stop sending; pending deliveries are skipped',
       options: { business: businessFlag },
       async run(args, ctx) {
-        const { disableOutreachEndpoint } = await import('../../shared/outreach/operations')
-        const endpoint = await disableOutreachEndpoint(ctx, args.business)
+        const endpoint = await (await operations()).disableOutreachEndpoint(ctx, args.business)
         if (!endpoint) throw new CliError(`business ${args.business} has no outreach endpoint`)
         ctx.out(endpoint, `disabled the outreach endpoint of business ${args.business}; pending deliveries will be skipped (re-enable with outreach set, which also rotates the secret)`)
       },
@@ -65,9 +64,8 @@ export const outreach: Group = {
       summary: 'recent deliveries, newest first, with every attempt (status, latency, response code)',
       options: { business: businessFlag, limit: { value: '<n>', help: 'how many (default 20, at most 1000)', parse: deliveryLimit } },
       async run(args, ctx) {
-        const { listOutreachDeliveries } = await import('../../shared/outreach/operations')
         const businessId = args.business
-        const deliveries = await listOutreachDeliveries(ctx, businessId, args.limit ?? 20)
+        const deliveries = await (await operations()).listOutreachDeliveries(ctx, businessId, args.limit ?? 20)
         const text = deliveries.length === 0
           ? `business ${businessId} has no outreach deliveries`
           : deliveries
