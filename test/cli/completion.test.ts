@@ -3,7 +3,7 @@
  * and flag of the command table (driven through COMP_WORDS/COMP_CWORD as bash's `complete`
  * would), so a command added to the table is completed without touching the scripts.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,7 +11,9 @@ import { GROUPS } from '../../cli/commands'
 import { COMMON_OPTIONS } from '../../cli/spec'
 import { run } from '../helpers/processes'
 
-const SPAWNS = 60_000
+// Each test spawns the CLI as a real process, some several times: seconds each on a loaded machine.
+setDefaultTimeout(60_000)
+
 let dir: string
 let bashScript: string
 let zshScript: string
@@ -24,7 +26,7 @@ beforeAll(async () => {
   zshScript = join(dir, 'cli.zsh')
   writeFileSync(bashScript, bash.stdout)
   writeFileSync(zshScript, zsh.stdout)
-}, SPAWNS)
+})
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 const shellQuote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`
@@ -53,7 +55,7 @@ describe('bash completion', () => {
     const proc = Bun.spawn(['bash', '-n', bashScript], { stdout: 'pipe', stderr: 'pipe' })
     expect(await proc.exited, await new Response(proc.stderr).text()).toBe(0)
     expect(await Bun.file(bashScript).text()).toContain('complete -o default -F _property_lead_cli bun')
-  }, SPAWNS)
+  })
 
   test('completes groups, commands (from a prefix) and every flag of every command of the table', async () => {
     const lines: string[][] = [['bun', 'run', 'cli', '']]
@@ -67,7 +69,7 @@ describe('bash completion', () => {
       }
     }
     expect(await complete(lines)).toEqual(expected)
-  }, SPAWNS)
+  })
 
   test('completes a subcommand, a flag from its prefix and the values of a closed flag; files for --file', async () => {
     writeFileSync(join(dir, 'logo.png'), '')
@@ -81,7 +83,7 @@ describe('bash completion', () => {
       // Not `bun run cli`: left to bun's default (file names), nothing from this script.
       ['bun', 'install', ''],
     ])).toEqual([['create'], ['--expires-at'], ['kyero'], ['outreach'], ['logo.png'], ['bash', 'zsh', '--help'], []])
-  }, SPAWNS)
+  })
 })
 
 describe('zsh completion', () => {

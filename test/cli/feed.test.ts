@@ -1,5 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
+
+// Each test spawns the CLI as a real process, some several times: seconds each on a loaded machine.
+setDefaultTimeout(60_000)
 
 let ctx: TestContext
 let biz: SeededBusiness

@@ -1,9 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { insertOutreachDelivery, recordOutreachAttempt } from '../../db/queries/outreach'
 import { endpointSecretContext } from '../../shared/outreach/delivery'
 import { openSecret } from '../../shared/platform/secret-box'
 import { createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
+
+// Each test spawns the CLI as a real process, some several times: seconds each on a loaded machine.
+setDefaultTimeout(60_000)
 
 let ctx: TestContext
 let biz: SeededBusiness

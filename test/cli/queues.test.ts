@@ -1,7 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createTestContext, type TestContext } from '../helpers/context'
 import { makeFailedJobs } from '../helpers/failed-jobs'
 import { QUEUE_NAMES } from '../../shared/platform/queue-names'
+
+// Each test spawns the CLI as a real process, some several times: seconds each on a loaded machine.
+setDefaultTimeout(60_000)
 
 let ctx: TestContext
 beforeAll(async () => {

@@ -3,9 +3,12 @@
  * exit codes 0/1/2. Help, version, completion and usage errors must not touch a service: the
  * stores are pointed at a port that counts every connection made to it, and must count none.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createServer, type Server } from 'node:net'
 import { freePort, run } from '../helpers/processes'
+
+// Each test spawns the CLI as a real process, some several times: seconds each on a loaded machine.
+setDefaultTimeout(60_000)
 
 let listener: Server
 let connections = 0
@@ -20,9 +23,6 @@ beforeAll(async () => {
   storesUrl = { DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/nowhere`, REDIS_URL: `redis://127.0.0.1:${port}` }
 })
 afterAll(() => listener.close())
-
-/** Each test spawns the CLI, several times for some: generous on a loaded machine. */
-const SPAWNS = 60_000
 
 const cli = (...args: string[]) => run(['run', 'cli/index.ts', ...args], storesUrl)
 
@@ -54,7 +54,7 @@ describe('help at every level', () => {
       expect(r.code, r.stderr).toBe(0)
       expect(r.stderr).toBe('')
       expect(r.stdout.split('\n')[0]).toStartWith(usage)
-    }, SPAWNS)
+    })
   }
 
   test('the top level lists every group and the exit codes; a group lists its commands; a command its flags', async () => {
@@ -65,14 +65,14 @@ describe('help at every level', () => {
     for (const command of ['create', 'revoke', 'list']) expect(key).toMatch(new RegExp(`^  ${command} `, 'm'))
     const create = (await offline('key', 'create', '--help')).stdout
     for (const flag of ['--business <id>', '--scopes <s1,s2,...>', '--name <name>', '--expires-at <ISO 8601>', '--json', '-h, --help']) expect(create).toContain(flag)
-  }, SPAWNS)
+  })
 
   test('--version prints the package version', async () => {
     const { version } = await Bun.file(`${import.meta.dir}/../../package.json`).json()
     const r = await offline('--version')
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toBe(`${version}\n`)
-  }, SPAWNS)
+  })
 })
 
 describe('usage errors: exit 2, one line on stderr naming the mistake, nothing done', () => {
@@ -103,7 +103,7 @@ describe('usage errors: exit 2, one line on stderr naming the mistake, nothing d
       expect(r.stdout).toBe('')
       expect(r.stderr.endsWith('\n') && r.stderr.trim().split('\n').length === 1, r.stderr).toBe(true)
       expect(r.stderr).toStartWith(message)
-    }, SPAWNS)
+    })
   }
 })
 
@@ -115,12 +115,12 @@ describe('failures at run time: exit 1, one line', () => {
     expect(r.stdout).toBe('')
     expect(r.stderr.trim().split('\n')).toHaveLength(1)
     expect(r.stderr).toContain('PostgreSQL is not reachable')
-  }, SPAWNS)
+  })
 
   test('help does not need the stores either when nothing listens at all', async () => {
     const closed = await freePort()
     const r = await run(['run', 'cli/index.ts', 'catalogue', 'reindex', '--help'], { DATABASE_URL: `postgres://postgres@127.0.0.1:${closed}/nowhere`, REDIS_URL: `redis://127.0.0.1:${closed}` })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toStartWith('usage: bun run cli catalogue reindex')
-  }, SPAWNS)
+  })
 })

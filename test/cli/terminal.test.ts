@@ -3,7 +3,7 @@
  * one JSON object on stdout with --json. The terminal is a real pseudo-terminal from util-linux
  * `script`, as an operator's shell would give.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,6 +11,9 @@ import { createTestContext, seedBusiness, type TestContext } from '../helpers/co
 import { makeFailedJobs } from '../helpers/failed-jobs'
 import { ROOT, run } from '../helpers/processes'
 import { createPublished } from '../helpers/properties'
+
+// Each test spawns the CLI as a real process, some several times: seconds each on a loaded machine.
+setDefaultTimeout(60_000)
 
 let ctx: TestContext
 let dir: string
@@ -23,8 +26,6 @@ afterAll(async () => {
   await ctx.close()
 })
 
-/** Each test spawns several CLI processes: generous on a loaded machine. */
-const SPAWNS = 60_000
 const env = () => ({ QUEUE_PREFIX: ctx.config.queuePrefix })
 const shellQuote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`
 
@@ -65,7 +66,7 @@ describe('progress of long work', () => {
     expect(piped.code, piped.stderr).toBe(0)
     expect(piped.stderr).toBe('')
     expect(JSON.parse(piped.stdout)).toMatchObject({ properties: 3 })
-  }, SPAWNS)
+  })
 
   test('queues retry --all: progress per job on a terminal, then the summary', async () => {
     await makeFailedJobs(ctx, 'catalogue-reindex', 3)
@@ -82,5 +83,5 @@ describe('progress of long work', () => {
     expect(piped.code, piped.stderr).toBe(0)
     expect(piped.stderr).toBe('')
     expect(piped.stdout).toBe('dropped 2 failed jobs of storage-cleanup\n')
-  }, SPAWNS)
+  })
 })

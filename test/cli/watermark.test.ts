@@ -1,10 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import sharp from 'sharp'
 import { findBusiness } from '../../db/queries/businesses'
 import { createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
+
+// Each test spawns the CLI as a real process, some several times: seconds each on a loaded machine.
+setDefaultTimeout(60_000)
 
 let ctx: TestContext
 let biz: SeededBusiness

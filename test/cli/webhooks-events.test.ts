@@ -1,9 +1,12 @@
 /** `cli webhooks list` and `cli events tail` (operators, contract §10): real CLI processes. */
-import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { call, createTestContext, seedBusiness, type TestContext } from '../helpers/context'
 import { createLead } from '../helpers/leads'
 import { createEndpoint } from '../helpers/webhooks'
 import { relayAll } from '../../shared/webhooks/relay'
+
+// Each test spawns the CLI as a real process, some several times: seconds each on a loaded machine.
+setDefaultTimeout(60_000)
 
 let ctx: TestContext
 beforeAll(async () => {

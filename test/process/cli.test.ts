@@ -1,6 +1,9 @@
-import { afterAll, describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createTestContext, call, type TestContext } from '../helpers/context'
 import { run } from '../helpers/processes'
+
+// Each test spawns the CLI as a real process, some several times: seconds each on a loaded machine.
+setDefaultTimeout(60_000)
 
 const cli = (...args: string[]) => run(['run', 'cli/index.ts', ...args])
 let ctx: TestContext | undefined
