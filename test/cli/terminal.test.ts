@@ -68,6 +68,17 @@ describe('progress of long work', () => {
     expect(JSON.parse(piped.stdout)).toMatchObject({ properties: 3 })
   })
 
+  test('feed export: progress on a terminal while the file is written, then the summary', async () => {
+    const biz = await seedBusiness(ctx)
+    for (let i = 0; i < 2; i++) await createPublished(ctx, biz.apiKey)
+    const xml = join(dir, 'feed.xml')
+    const r = await inTerminal(['feed', 'export', '--business', String(biz.id), '--format', 'kyero', '--output', xml])
+    expect(r.code, r.terminal).toBe(0)
+    expect(progressLines(r.terminal)).toEqual([expect.stringMatching(/^feed export: 2\/2 properties, [\d.]+ MB$/)])
+    expect(r.terminal).toContain(`exported the kyero feed of business ${biz.id}: 2 properties`)
+    expect(readFileSync(xml, 'utf8').match(/<property>/g)).toHaveLength(2)
+  })
+
   test('queues retry --all: progress per job on a terminal, then the summary', async () => {
     await makeFailedJobs(ctx, 'catalogue-reindex', 3)
     const out = join(dir, 'retry.json')
