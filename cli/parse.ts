@@ -58,6 +58,7 @@ export function resolve(argv: string[], groups: readonly Group[]): Invocation {
   } else {
     const names = Object.keys(group.commands)
     if (second === undefined) throw new UsageError(`missing command: ${PROGRAM} ${group.name} ${names.join('|')} ("${PROGRAM} ${group.name} --help" tells more)`)
+    if (second.startsWith('-')) throw new UsageError(`${second} before a command: ${PROGRAM} ${group.name} ${names.join('|')} [flags]`)
     throw new UsageError(`unknown command "${group.name} ${second}"${didYouMean(second, names, (s) => `"${group.name} ${s}"`)} (known: ${names.join(', ')})`)
   }
   const command = group.commands[name]

@@ -91,6 +91,7 @@ describe('usage errors: exit 2, one line on stderr naming the mistake, nothing d
     [['kye', 'list'], 'error: unknown command "kye"; did you mean "key"?'],
     [['key', 'lsit'], 'error: unknown command "key lsit"; did you mean "key list"?'],
     [['key'], 'error: missing command: bun run cli key create|revoke|list'],
+    [['key', '--business', '1', 'list'], 'error: --business before a command: bun run cli key create|revoke|list [flags]'],
     [[], 'error: missing command'],
     [['feed', 'create', '--business', '1', '--format', 'kyro'], 'error: --format must be one of kyero, got "kyro"; did you mean kyero?'],
     [['queues', 'retry', '--queue', 'outreach'], 'error: queues retry needs exactly one of --id <job id> or --all'],
