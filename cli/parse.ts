@@ -14,7 +14,7 @@ export const PROGRAM = 'bun run cli'
 export type Invocation =
   | { kind: 'help'; level: HelpLevel }
   | { kind: 'version' }
-  | { kind: 'run'; path: string; command: Command; args: Record<string, unknown> }
+  | { kind: 'run'; command: Command; args: Record<string, unknown> }
 
 export type HelpLevel = { group?: Group; name?: string; command?: Command }
 
@@ -64,7 +64,7 @@ export function resolve(argv: string[], groups: readonly Group[]): Invocation {
   const command = group.commands[name]
   const path = `${group.name} ${name}`
   if (wantsHelp(args)) return { kind: 'help', level: { group, name, command } }
-  return { kind: 'run', path, command, args: commandArgs(args, command, path) }
+  return { kind: 'run', command, args: commandArgs(args, command, path) }
 }
 
 function commandArgs(argv: string[], command: Command, path: string): Record<string, unknown> {

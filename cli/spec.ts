@@ -12,7 +12,6 @@ import type { CliContext } from './io'
 
 export { CliError, UsageError } from './errors'
 
-
 export interface OptionSpec<T = unknown> {
   /** Placeholder shown in help (`<id>`); a flag without one is a switch. */
   value?: string
