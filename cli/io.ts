@@ -1,12 +1,77 @@
-/** Shared CLI plumbing: flag parsing, `--json` output (exactly one object on stdout), errors. */
+/** What a running command gets: configuration, an open database, and its two outputs. */
 import { createDatabase, type Database } from '../db/client'
 import { getConfig, type Config } from '../shared/platform/config'
 import { describeConnectionError } from '../shared/platform/service-errors'
+import { CliError } from './errors'
 
-export class CliError extends Error {
-  override name = 'CliError'
+export interface CliContext {
+  config: Config
+  database: Database
+  json: boolean
+  /** Result: printed as one JSON object with --json, else as readable text. */
+  out(result: unknown, text?: string): void
+  /** A note for the operator (never part of the result): stderr. */
+  note(line: string): void
+  /**
+   * Progress of long work, one line redrawn in place, only when stderr is a terminal: piped or
+   * captured output (CI, scripts, `2>log`) gets the summary alone, not hundreds of lines.
+   */
+  progress(line: string): void
 }
 
+export async function openDatabase(config: Config): Promise<Database> {
+  const database = createDatabase(config.databaseUrl, { max: 4 })
+  try {
+    await database.sql`select 1`
+  } catch (error) {
+    await database.close(1).catch(() => {})
+    throw new CliError(describeConnectionError('PostgreSQL', config.databaseUrl, error))
+  }
+  return database
+}
+
+export interface OpenContext extends CliContext {
+  close(): Promise<void>
+}
+
+export async function makeContext(json: boolean): Promise<OpenContext> {
+  const config = getConfig()
+  const database = await openDatabase(config)
+  const terminal = process.stderr.isTTY === true
+  let progressShown = false
+  const endProgress = () => {
+    if (progressShown) process.stderr.write('\n')
+    progressShown = false
+  }
+  return {
+    config,
+    database,
+    json,
+    out(result, text) {
+      endProgress()
+      process.stdout.write(json ? JSON.stringify(result) + '\n' : (text ?? JSON.stringify(result, null, 2)) + '\n')
+    },
+    note(line) {
+      endProgress()
+      process.stderr.write(line + '\n')
+    },
+    progress(line) {
+      if (!terminal) return
+      // \r and "erase line": the next figure replaces the last instead of scrolling.
+      process.stderr.write(`\r\x1b[2K${line}`)
+      progressShown = true
+    },
+    async close() {
+      endProgress()
+      await database.close(2)
+    },
+  }
+}
+
+/**
+ * The benchmarks' loose `--name value` reader (bench/*.ts): scripts run by developers, where an
+ * unknown flag is harmless. The operator CLI never uses it; its commands go through parse.ts.
+ */
 export interface Flags {
   positional: string[]
   flags: Record<string, string | true>
@@ -25,63 +90,4 @@ export function parseFlags(args: string[]): Flags {
     } else positional.push(a)
   }
   return { positional, flags }
-}
-
-export function stringFlag(f: Flags, name: string, required: true): string
-export function stringFlag(f: Flags, name: string, required?: false): string | undefined
-export function stringFlag(f: Flags, name: string, required = false): string | undefined {
-  const v = f.flags[name]
-  if (v === undefined) {
-    if (required) throw new CliError(`--${name} is required`)
-    return undefined
-  }
-  if (v === true) throw new CliError(`--${name} needs a value`)
-  return v
-}
-
-export function intFlag(f: Flags, name: string, required: true): number
-export function intFlag(f: Flags, name: string, required?: false): number | undefined
-export function intFlag(f: Flags, name: string, required = false): number | undefined {
-  const v = stringFlag(f, name, required as false)
-  if (v === undefined) return undefined
-  const n = Number(v)
-  if (!Number.isInteger(n) || n < 1) throw new CliError(`--${name} must be a positive integer, got "${v}"`)
-  return n
-}
-
-export interface CliContext {
-  config: Config
-  database: Database
-  json: boolean
-  /** Result: printed as one JSON object with --json, else as readable text. */
-  out(result: unknown, text?: string): void
-  /** Progress for long commands: stderr, so `--json` stdout stays one object. */
-  progress(line: string): void
-}
-
-export async function openDatabase(config: Config): Promise<Database> {
-  const database = createDatabase(config.databaseUrl, { max: 4 })
-  try {
-    await database.sql`select 1`
-  } catch (error) {
-    await database.close(1).catch(() => {})
-    throw new CliError(describeConnectionError('PostgreSQL', config.databaseUrl, error))
-  }
-  return database
-}
-
-export async function makeContext(json: boolean): Promise<CliContext> {
-  const config = getConfig()
-  const database = await openDatabase(config)
-  return {
-    config,
-    database,
-    json,
-    out(result, text) {
-      process.stdout.write(json ? JSON.stringify(result) + '\n' : (text ?? JSON.stringify(result, null, 2)) + '\n')
-    },
-    progress(line) {
-      process.stderr.write(line + '\n')
-    },
-  }
 }

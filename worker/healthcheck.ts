@@ -9,7 +9,7 @@ import { getConfig } from '../shared/platform/config'
 import { Queues, redisConnection } from '../shared/platform/queues'
 
 const config = getConfig()
-const connection = redisConnection(config.redisUrl, 'producer', { retryStrategy: () => null })
+const connection = redisConnection(config, 'producer', { retryStrategy: () => null })
 connection.on('error', () => {})
 const queues = new Queues(connection, config.queuePrefix)
 const marker = `:w:${hostname()}:`

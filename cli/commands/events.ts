@@ -1,47 +1,60 @@
 /**
- * `bun run cli events tail --business <id>`: prints a business's events as they are recorded
- * (every type, whatever a key could see), one line each, or one JSON object per event with
- * `--json`. Starts after the newest event (`--after N` to start elsewhere); `--once` prints what
- * there is and stops.
+ * `events tail` prints a business's events as they are recorded (every type, whatever a key
+ * could see), one line each, or one JSON object per event with `--json`. Starts after the newest
+ * event (`--after N` to start elsewhere); `--once` prints what there is and stops.
  */
-import { eventsAfter, lastEventSequence } from '../../shared/events/operations'
-import { requireBusiness } from '../../shared/access/accounts'
-import { CliError, intFlag, stringFlag, type CliContext, type Flags } from '../io'
-
-export const usage = `  events tail --business <id> [--after <sequence>] [--once] [--json]   (follows new events, a JSON object per line with --json; --once --json prints one object)`
+import { businessFlag, command, UsageError, type Group } from '../spec'
 
 const POLL_MS = 500
 
-export async function run(f: Flags, ctx: CliContext): Promise<void> {
-  const [command] = f.positional
-  if (command !== 'tail') throw new CliError(`unknown command "events ${command ?? ''}"\n${usage}`)
-  const businessId = intFlag(f, 'business', true)
-  await requireBusiness(ctx, businessId)
-  const afterFlag = stringFlag(f, 'after')
-  if (afterFlag !== undefined && !/^\d{1,15}$/.test(afterFlag)) throw new CliError(`--after must be a sequence number, got "${afterFlag}"`)
-  let after = afterFlag !== undefined ? Number(afterFlag) : await lastEventSequence(ctx, businessId)
-  const once = f.flags.once === true
-  let stop = false
-  process.once('SIGINT', () => (stop = true))
-  process.once('SIGTERM', () => (stop = true))
-  if (!ctx.json && !once) ctx.progress(`following events of business ${businessId} after sequence ${after} (Ctrl-C stops)`)
-  if (once && ctx.json) {
-    // One JSON object, as every --json command prints.
-    const all = []
-    for (let page = await eventsAfter(ctx, businessId, after, 500); page.length; page = await eventsAfter(ctx, businessId, after, 500)) {
-      all.push(...page)
-      after = page[page.length - 1].sequence
-    }
-    ctx.out({ business_id: businessId, events: all, next_after: after })
-    return
-  }
-  while (!stop) {
-    const events = await eventsAfter(ctx, businessId, after, 500)
-    for (const e of events) {
-      process.stdout.write(ctx.json ? JSON.stringify(e) + '\n' : `${e.sequence}  ${e.created_at}  ${e.id}  ${e.type}  ${JSON.stringify(e.data.object).slice(0, 200)}\n`)
-      after = e.sequence
-    }
-    if (once && events.length < 500) break
-    if (events.length < 500) await Bun.sleep(POLL_MS)
-  }
+export const events: Group = {
+  name: 'events',
+  summary: "a business's events (contract §10.1)",
+  commands: {
+    tail: command({
+      summary: "follow a business's events as they are recorded",
+      description: 'One line per event, or one JSON object per line with --json; with --once --json, one object holding them all. Ctrl-C stops.',
+      options: {
+        business: businessFlag,
+        after: {
+          value: '<sequence>', help: 'start after this sequence number (default: the newest event)',
+          parse: (raw, flag) => {
+            if (!/^\d{1,15}$/.test(raw)) throw new UsageError(`${flag} must be a sequence number, got "${raw}"`)
+            return Number(raw)
+          },
+        },
+        once: { help: 'print the events there are and stop' },
+      },
+      async run(args, ctx) {
+        const { eventsAfter, lastEventSequence } = await import('../../shared/events/operations')
+        const { requireBusiness } = await import('../../shared/access/accounts')
+        const businessId = args.business
+        await requireBusiness(ctx, businessId)
+        let after = args.after ?? (await lastEventSequence(ctx, businessId))
+        let stop = false
+        process.once('SIGINT', () => (stop = true))
+        process.once('SIGTERM', () => (stop = true))
+        if (!ctx.json && !args.once) ctx.note(`following events of business ${businessId} after sequence ${after} (Ctrl-C stops)`)
+        if (args.once && ctx.json) {
+          // One JSON object, as every --json command prints.
+          const all = []
+          for (let page = await eventsAfter(ctx, businessId, after, 500); page.length; page = await eventsAfter(ctx, businessId, after, 500)) {
+            all.push(...page)
+            after = page[page.length - 1].sequence
+          }
+          ctx.out({ business_id: businessId, events: all, next_after: after })
+          return
+        }
+        while (!stop) {
+          const page = await eventsAfter(ctx, businessId, after, 500)
+          for (const e of page) {
+            process.stdout.write(ctx.json ? JSON.stringify(e) + '\n' : `${e.sequence}  ${e.created_at}  ${e.id}  ${e.type}  ${JSON.stringify(e.data.object).slice(0, 200)}\n`)
+            after = e.sequence
+          }
+          if (args.once && page.length < 500) break
+          if (page.length < 500) await Bun.sleep(POLL_MS)
+        }
+      },
+    }),
+  },
 }

@@ -1,5 +1,5 @@
 /**
- * `bun run cli queues`: the operator's view of the BullMQ queues (same figures as `/metrics`),
+ * `queues`: the operator's view of the BullMQ queues (same figures as `/metrics`),
  * and the two things an operator does with failed jobs, which are kept until then (README
  * "Exhausted jobs"): retry them or drop them. A retry first puts the job's data back to where
  * the job starts from (an upload or image to processing, a delivery to pending) and then moves
@@ -9,39 +9,70 @@
  * is still in flight.
  */
 import type { Job } from 'bullmq'
-import { MEDIA_JOB_HOOKS } from '../../shared/media/operations'
-import { OUTREACH_JOB_HOOKS } from '../../shared/outreach/operations'
-import { dataHooksOf, type JobDataHooksTable, type JobKind } from '../../shared/platform/jobs'
+import type { JobKind } from '../../shared/platform/jobs'
 import { QUEUE_NAMES, type QueueName } from '../../shared/platform/queue-names'
-import { queueFigures, type QueueFigures } from '../../shared/platform/queue-stats'
-import { Queues, redisConnection } from '../../shared/platform/queues'
-import { describeConnectionError } from '../../shared/platform/service-errors'
-import { CliError, stringFlag, type CliContext, type Flags } from '../io'
-
-export const usage = `  queues [--json]                                       waiting, active, delayed, failed, completed per queue
-  queues retry --queue <name> (--id <job id> | --all) [--json]   reopen failed jobs' data and run them again
-  queues drop  --queue <name> (--id <job id> | --all) [--json]   remove failed jobs; their data stays failed`
+import type { QueueFigures } from '../../shared/platform/queue-stats'
+import type { Queues } from '../../shared/platform/queues'
+import type { CliContext } from '../io'
+import { CliError, command, UsageError, type Group } from '../spec'
 
 /** Failed jobs are read in pages so a large backlog never loads into memory at once. */
 const PAGE = 500
 
-const JOB_DATA_HOOKS: JobDataHooksTable = { ...MEDIA_JOB_HOOKS, ...OUTREACH_JOB_HOOKS }
+const SELECTION = {
+  queue: { value: '<name>', required: true, choices: QUEUE_NAMES, help: 'the queue' },
+  id: { value: '<job id>', help: 'one failed job (or --all)' },
+  all: { help: 'every failed job of the queue (or --id)' },
+} as const
 
-export async function run(f: Flags, ctx: CliContext): Promise<void> {
-  const [command] = f.positional
-  if (command !== undefined && command !== 'retry' && command !== 'drop') throw new CliError(`unknown command "queues ${command}"\n${usage}`)
-  const queue = command === undefined ? undefined : queueFlag(f)
-  const id = stringFlag(f, 'id')
-  const all = f.flags.all === true
-  if (command !== undefined && (id === undefined) === !all) throw new CliError(`queues ${command} needs exactly one of --id <job id> or --all`)
-  const queues = await openQueues(ctx)
-  try {
-    if (command === undefined || queue === undefined) return show(ctx, await queueFigures(queues))
+type Selection = { queue: QueueName; id: string | undefined; all: boolean }
+
+const oneSelection = (verb: string) => (args: Selection) => {
+  if ((args.id === undefined) === !args.all) throw new UsageError(`queues ${verb} needs exactly one of --id <job id> or --all`)
+}
+
+export const queues: Group = {
+  name: 'queues',
+  summary: 'the BullMQ queues: figures, and retrying or dropping failed jobs',
+  defaultCommand: 'status',
+  commands: {
+    status: command({
+      summary: 'waiting, active, delayed, failed and completed jobs per queue (the figures of /metrics)',
+      options: {},
+      async run(_args, ctx) {
+        const { queueFigures } = await import('../../shared/platform/queue-stats')
+        await withQueues(ctx, async (q) => show(ctx, await queueFigures(q)))
+      },
+    }),
+    retry: command({
+      summary: "reopen failed jobs' data and run them again, attempts reset",
+      description: 'Only failed jobs are touched. Progress on stderr when it is a terminal.',
+      options: SELECTION,
+      check: oneSelection('retry'),
+      run: (args, ctx) => handleFailed('retry', args, ctx),
+    }),
+    drop: command({
+      summary: 'remove failed jobs; their data stays failed for good',
+      description: 'Only failed jobs are touched: waiting and active jobs are never removed from here.',
+      options: SELECTION,
+      check: oneSelection('drop'),
+      run: (args, ctx) => handleFailed('drop', args, ctx),
+    }),
+  },
+}
+
+async function handleFailed(verbName: 'retry' | 'drop', args: Selection, ctx: CliContext): Promise<void> {
+  const { queue, id } = args
+  const [{ MEDIA_JOB_HOOKS }, { OUTREACH_JOB_HOOKS }, { dataHooksOf }] = await Promise.all([
+    import('../../shared/media/operations'), import('../../shared/outreach/operations'), import('../../shared/platform/jobs'),
+  ])
+  const jobDataHooks = { ...MEDIA_JOB_HOOKS, ...OUTREACH_JOB_HOOKS }
+  await withQueues(ctx, async (queues) => {
     const q = queues.get(queue)
     const jobs = id !== undefined ? [await failedJob(q.getJob(id), queue, id)] : undefined
     // A retried job gets its full attempts and backoff again: the operator fixed the cause. Its
     // data is reopened first: a job that ran before would find it failed and do nothing.
-    const hooksOf = (job: Job) => dataHooksOf(JOB_DATA_HOOKS, queue as JobKind, job.data)
+    const hooksOf = (job: Job) => dataHooksOf(jobDataHooks, queue as JobKind, job.data)
     const done: string[] = []
     const skipped: string[] = []
     /** Only BullMQ's refusal means "no longer failed"; a database error stops the command. */
@@ -56,7 +87,7 @@ export async function run(f: Flags, ctx: CliContext): Promise<void> {
       }
     }
     const apply = async (job: Job) => {
-      if (command === 'retry') {
+      if (verbName === 'retry') {
         await hooksOf(job)?.reopen(ctx)
         if (await moved(() => job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true }), job)) done.push(job.id!)
       } else if (await moved(() => job.remove(), job)) {
@@ -73,19 +104,19 @@ export async function run(f: Flags, ctx: CliContext): Promise<void> {
       while (done.length + skipped.length < total) {
         const page = (await q.getFailed(skipped.length, skipped.length + PAGE - 1)).filter(Boolean)
         if (page.length === 0) break
-        for (const job of page.slice(0, total - done.length - skipped.length)) await apply(job)
-        ctx.progress(`queues ${command} ${queue}: ${done.length} jobs`)
+        for (const job of page.slice(0, total - done.length - skipped.length)) {
+          await apply(job)
+          ctx.progress(`queues ${verbName} ${queue}: ${done.length + skipped.length}/${total} jobs`)
+        }
       }
     }
-    const verb = command === 'retry' ? 'retried' : 'dropped'
+    const verb = verbName === 'retry' ? 'retried' : 'dropped'
     ctx.out({ queue, [verb]: done.length, ids: done, skipped }, `${verb} ${done.length} failed job${done.length === 1 ? '' : 's'} of ${queue}${skipped.length ? ` (${skipped.length} had left the failed state)` : ''}`)
-  } finally {
-    await queues.close().catch(() => {})
-    queues.connection.disconnect()
-  }
+  })
 }
 
-async function openQueues(ctx: CliContext): Promise<Queues> {
+async function withQueues(ctx: CliContext, use: (queues: Queues) => Promise<void>): Promise<void> {
+  const [{ Queues, redisConnection }, { describeConnectionError }] = await Promise.all([import('../../shared/platform/queues'), import('../../shared/platform/service-errors')])
   const connection = redisConnection(ctx.config, 'producer', { retryStrategy: () => null, lazyConnect: true })
   connection.on('error', () => {})
   try {
@@ -94,13 +125,13 @@ async function openQueues(ctx: CliContext): Promise<Queues> {
     connection.disconnect()
     throw new CliError(describeConnectionError('Redis', ctx.config.redisUrl, error, ctx.config.redisSentinel))
   }
-  return new Queues(connection, ctx.config.queuePrefix)
-}
-
-function queueFlag(f: Flags): QueueName {
-  const name = stringFlag(f, 'queue', true)
-  if (!(QUEUE_NAMES as readonly string[]).includes(name)) throw new CliError(`unknown queue "${name}"; known: ${QUEUE_NAMES.join(', ')}`)
-  return name as QueueName
+  const queues = new Queues(connection, ctx.config.queuePrefix)
+  try {
+    await use(queues)
+  } finally {
+    await queues.close().catch(() => {})
+    queues.connection.disconnect()
+  }
 }
 
 async function failedJob(pending: Promise<Job | undefined>, queue: string, id: string): Promise<Job> {

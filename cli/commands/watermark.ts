@@ -1,18 +1,12 @@
 /**
- * `bun run cli watermark set --business N --file logo.png`: the business's watermark for new
- * photos (PNG/WebP with transparency recommended, at most 2000×2000). Stored re-encoded as PNG
- * in private storage under a new key, so workers pick it up at once (they cache by key).
- * `watermark clear` goes back to the text mark with the business name; `watermark show` tells
- * which one is in use. Images already public keep the mark they were made with.
+ * A business's watermark for new photos (PNG/WebP with transparency recommended, at most
+ * 2000×2000). Stored re-encoded as PNG in private storage under a new key, so workers pick it up
+ * at once (they cache by key). `clear` goes back to the text mark with the business name; `show`
+ * tells which one is in use. Images already public keep the mark they were made with.
  */
-import { LogoRejectedError, type LogoRejection } from '../../shared/media/logo'
-import { clearBusinessWatermark, findBusinessWatermark, setBusinessWatermark } from '../../shared/media/operations'
-import { createStorage } from '../../shared/platform/storage'
-import { CliError, intFlag, stringFlag, type CliContext, type Flags } from '../io'
-
-export const usage = `  watermark set --business <id> --file <logo.png|webp> [--json]
-  watermark clear --business <id> [--json]
-  watermark show --business <id> [--json]`
+import type { LogoRejection } from '../../shared/media/logo'
+import type { CliContext } from '../io'
+import { businessFlag, CliError, command, type Group } from '../spec'
 
 function rejectionMessage(r: LogoRejection): string {
   switch (r.kind) {
@@ -22,37 +16,63 @@ function rejectionMessage(r: LogoRejection): string {
   }
 }
 
-export async function run(f: Flags, ctx: CliContext): Promise<void> {
-  const [command] = f.positional
-  if (!['set', 'clear', 'show'].includes(command ?? '')) throw new CliError(`unknown command "watermark ${command ?? ''}"\n${usage}`)
-  const businessId = intFlag(f, 'business', true)
+const media = () => import('../../shared/media/operations')
+
+async function existingBusiness(ctx: CliContext, businessId: number) {
+  const { findBusinessWatermark } = await media()
   const business = await findBusinessWatermark(ctx, businessId)
   if (!business) throw new CliError(`business ${businessId} does not exist`)
+  return business
+}
 
-  if (command === 'show') {
-    const kind = business.watermarkKey ? 'image' : 'text'
-    ctx.out({ business_id: businessId, watermark: kind, text: kind === 'text' ? business.name : null }, kind === 'image' ? 'watermark: custom image' : `watermark: text "${business.name}"`)
-    return
-  }
-
+async function storageDeps(ctx: CliContext) {
+  const { createStorage } = await import('../../shared/platform/storage')
   const storage = await createStorage(ctx.config)
   await storage.ensureReady()
-  const deps = { database: ctx.database, storage }
-  if (command === 'set') {
-    const path = stringFlag(f, 'file', true)
-    const file = Bun.file(path)
-    if (!(await file.exists())) throw new CliError(`--file ${path} does not exist`)
-    let size: { width: number; height: number }
-    try {
-      size = await setBusinessWatermark(deps, business, new Uint8Array(await file.arrayBuffer()))
-    } catch (error) {
-      if (error instanceof LogoRejectedError) throw new CliError(rejectionMessage(error.rejection))
-      throw error
-    }
-    const { width, height } = size
-    ctx.out({ business_id: businessId, watermark: 'image', width, height }, `watermark set for business ${businessId} (${width}×${height}); new photos carry it`)
-    return
-  }
-  await clearBusinessWatermark(deps, business)
-  ctx.out({ business_id: businessId, watermark: 'text', text: business.name }, `watermark cleared for business ${businessId}; new photos carry the text "${business.name}"`)
+  return { database: ctx.database, storage }
+}
+
+export const watermark: Group = {
+  name: 'watermark',
+  summary: "a business's watermark for new photos",
+  commands: {
+    set: command({
+      summary: 'use a logo as the watermark of new photos',
+      options: { business: businessFlag, file: { value: '<logo.png|webp>', required: true, file: true, help: 'PNG, WebP or JPEG, at most 2000×2000; transparency recommended' } },
+      async run(args, ctx) {
+        const business = await existingBusiness(ctx, args.business)
+        const file = Bun.file(args.file)
+        if (!(await file.exists())) throw new CliError(`--file ${args.file} does not exist`)
+        const [{ setBusinessWatermark }, { LogoRejectedError }] = await Promise.all([media(), import('../../shared/media/logo')])
+        let size: { width: number; height: number }
+        try {
+          size = await setBusinessWatermark(await storageDeps(ctx), business, new Uint8Array(await file.arrayBuffer()))
+        } catch (error) {
+          if (error instanceof LogoRejectedError) throw new CliError(rejectionMessage(error.rejection))
+          throw error
+        }
+        const { width, height } = size
+        ctx.out({ business_id: args.business, watermark: 'image', width, height }, `watermark set for business ${args.business} (${width}×${height}); new photos carry it`)
+      },
+    }),
+    clear: command({
+      summary: 'go back to the text mark with the business name',
+      options: { business: businessFlag },
+      async run(args, ctx) {
+        const business = await existingBusiness(ctx, args.business)
+        const { clearBusinessWatermark } = await media()
+        await clearBusinessWatermark(await storageDeps(ctx), business)
+        ctx.out({ business_id: args.business, watermark: 'text', text: business.name }, `watermark cleared for business ${args.business}; new photos carry the text "${business.name}"`)
+      },
+    }),
+    show: command({
+      summary: 'which watermark new photos carry',
+      options: { business: businessFlag },
+      async run(args, ctx) {
+        const business = await existingBusiness(ctx, args.business)
+        const kind = business.watermarkKey ? 'image' : 'text'
+        ctx.out({ business_id: args.business, watermark: kind, text: kind === 'text' ? business.name : null }, kind === 'image' ? 'watermark: custom image' : `watermark: text "${business.name}"`)
+      },
+    }),
+  },
 }

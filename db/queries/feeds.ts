@@ -1,7 +1,7 @@
 /** Portal feeds (contract §12): the feed rows, and the published catalogue read in batches for streaming. */
 import { and, desc, eq, isNull, sql } from 'drizzle-orm'
 import type { Db, Sql } from '../client'
-import { businesses, feeds } from '../schema'
+import { businesses, catalogueCounts, feeds } from '../schema'
 
 export type FeedRow = typeof feeds.$inferSelect
 
@@ -50,4 +50,10 @@ export async function* catalogueForFeed(sql: Sql, businessId: number, batchSize 
     select doc::text as doc, changed_at from catalogue_entries where business_id = ${businessId}
     order by updated_at desc nulls last, property_id desc nulls last`.cursor(batchSize)
   for await (const rows of cursor) yield rows.map((r) => ({ doc: r.doc, changedAt: new Date(r.changed_at) }))
+}
+
+/** How many catalogue rows a feed of the business reads: the triggers' count, not a scan. */
+export async function countCatalogueForFeed(db: Db, businessId: number): Promise<number> {
+  const [row] = await db.select({ entries: catalogueCounts.entries }).from(catalogueCounts).where(eq(catalogueCounts.businessId, businessId))
+  return row?.entries ?? 0
 }

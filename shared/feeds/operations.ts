@@ -6,16 +6,17 @@
  * conditional request is answered without reading a single listing.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { catalogueForFeed, findLiveFeedByTokenHash, insertFeed, listLiveFeeds, revokeFeed, type FeedRow } from '../../db/queries/feeds'
+import { findBusiness } from '../../db/queries/businesses'
+import { catalogueForFeed, countCatalogueForFeed, findLiveFeedByTokenHash, insertFeed, listLiveFeeds, revokeFeed, type FeedRow } from '../../db/queries/feeds'
 import type { PropertyView } from '../listings/schemas'
 import { requireBusiness } from '../access/accounts'
-import { notFound } from '../platform/errors'
+import { AppError, notFound } from '../platform/errors'
 import { openSecret, sealSecret } from '../platform/secret-box'
 import type { Services } from '../platform/services'
+import { FEED_FORMATS, type FeedFormat } from './formats'
 import { KYERO_FOOTER, kyeroHeader, kyeroProperty } from './kyero'
 
-export const FEED_FORMATS = ['kyero'] as const
-export type FeedFormat = (typeof FEED_FORMATS)[number]
+export { FEED_FORMATS, type FeedFormat }
 
 /** 256 random bits, URL-safe. */
 const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/
@@ -79,10 +80,13 @@ export async function openFeed(deps: Pick<Services, 'database'>, token: string, 
   // Found by its hash through the index; compared again in constant time so no timing of the
   // comparison itself says how much of a guess was right.
   if (!feed || !timingSafeEqual(Buffer.from(feed.tokenHash, 'hex'), hash) || feed.format !== format) throw feedNotFound()
-  const { catalogueVersion: version, catalogueChangedAt: changedAt } = feed
+  return { businessId: feed.businessId, format: feed.format, validators: validatorsOf(feed.format, feed.businessId, feed.catalogueVersion, feed.catalogueChangedAt) }
+}
+
+function validatorsOf(format: FeedFormat, businessId: number, catalogueVersion: number, catalogueChangedAt: Date): FeedValidators {
   // Seconds: Last-Modified has no finer unit, and If-Modified-Since compares against it.
-  const lastModified = new Date(Math.floor(changedAt.getTime() / 1000) * 1000)
-  return { businessId: feed.businessId, format: feed.format, validators: { etag: `"${feed.format}-${feed.businessId}-${version}"`, lastModified } }
+  const lastModified = new Date(Math.floor(catalogueChangedAt.getTime() / 1000) * 1000)
+  return { etag: `"${format}-${businessId}-${catalogueVersion}"`, lastModified }
 }
 
 /** RFC 9110 §13.1: If-None-Match wins over If-Modified-Since. */
@@ -112,34 +116,48 @@ function kyeroListing(deps: Pick<Services, 'logger'>, entry: { doc: string; chan
 }
 
 /**
- * The feed's XML as a byte stream, read from the catalogue a batch at a time. The generation
- * time is the catalogue's last change, so the same version always produces the same bytes
- * (the ETag is strong).
+ * The feed's XML in pieces, header, one piece per batch of catalogue rows, footer, with how many
+ * rows each piece holds. The generation time is the catalogue's last change, so the same
+ * version always produces the same bytes (the ETag is strong).
  */
+export async function* kyeroFeedParts(deps: Pick<Services, 'database' | 'logger'>, feed: Pick<OpenedFeed, 'businessId' | 'validators'>): AsyncGenerator<{ xml: string; rows: number }> {
+  yield { xml: kyeroHeader(feed.validators.lastModified), rows: 0 }
+  for await (const batch of catalogueForFeed(deps.database.sql, feed.businessId)) {
+    let xml = ''
+    for (const entry of batch) xml += kyeroListing(deps, entry)
+    yield { xml, rows: batch.length }
+  }
+  yield { xml: KYERO_FOOTER, rows: 0 }
+}
+
+/** The feed portals get, for an operator's export (`cli feed export`): no token, by business. */
+export async function openBusinessFeed(deps: Pick<Services, 'database'>, businessId: number, format: FeedFormat): Promise<OpenedFeed & { rows: number }> {
+  const business = await findBusiness(deps.database.db, businessId)
+  if (!business) throw new AppError('not_found', `business ${businessId} does not exist`)
+  const rows = await countCatalogueForFeed(deps.database.db, businessId)
+  return { businessId, format, validators: validatorsOf(format, businessId, business.catalogueVersion, business.catalogueChangedAt), rows }
+}
+
+/** The feed's XML as a byte stream, read from the catalogue a batch at a time. */
 export function streamKyeroFeed(deps: Pick<Services, 'database' | 'logger'>, feed: OpenedFeed): ReadableStream<Uint8Array> {
-  let batches: AsyncGenerator<{ doc: string; changedAt: Date }[]> | undefined
+  let parts: AsyncGenerator<{ xml: string }> | undefined
   // A direct stream writes into the response's socket buffer and waits for it to drain
   // (flush), so a slow portal holds one batch in memory, never the feed.
   return new ReadableStream({
     type: 'direct',
     async pull(controller: { write(chunk: string): number | Promise<number>; flush(): number | Promise<number>; close(): void }) {
       try {
-        controller.write(kyeroHeader(feed.validators.lastModified))
-        batches = catalogueForFeed(deps.database.sql, feed.businessId)
-        for await (const batch of batches) {
-          let chunk = ''
-          for (const entry of batch) chunk += kyeroListing(deps, entry)
-          controller.write(chunk)
+        parts = kyeroFeedParts(deps, feed)
+        for await (const part of parts) {
+          controller.write(part.xml)
           await controller.flush()
         }
-        controller.write(KYERO_FOOTER)
-        await controller.flush()
       } finally {
         controller.close()
       }
     },
     async cancel() {
-      await batches?.return(undefined)
+      await parts?.return(undefined)
     },
   } as unknown as ConstructorParameters<typeof ReadableStream<Uint8Array>>[0])
 }

@@ -1,5 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
+import { createPublished } from '../helpers/properties'
+
+// Each test spawns the CLI as a real process, some several times: seconds each on a loaded machine.
+setDefaultTimeout(60_000)
 
 let ctx: TestContext
 let biz: SeededBusiness
@@ -32,10 +39,45 @@ describe('bun run cli feed', () => {
     expect(JSON.parse((await cli('list', '--business', String(biz.id), '--json')).stdout).feeds.map((f: { id: number }) => f.id)).toEqual([second.id])
   })
 
-  test('operator mistakes are one line on stderr and exit 2', async () => {
-    for (const args of [['create', '--business', '999999999', '--format', 'kyero'], ['create', '--business', String(biz.id), '--format', 'idealista'], ['revoke', '999999999'], ['revoke']]) {
+  test('export writes the very XML the feed URL serves: to stdout, or to a file with a JSON summary', async () => {
+    const shop = await seedBusiness(ctx)
+    for (let i = 0; i < 3; i++) await createPublished(ctx, shop.apiKey)
+    const { url } = JSON.parse((await cli('create', '--business', String(shop.id), '--format', 'kyero', '--json')).stdout)
+    const served = await ctx.app.handle(new Request(`http://localhost${new URL(url).pathname}`))
+    expect(served.status).toBe(200)
+    const xml = await served.text()
+    expect(xml.match(/<property>/g)).toHaveLength(3)
+
+    const toStdout = await cli('export', '--business', String(shop.id), '--format', 'kyero')
+    expect(toStdout.code, toStdout.stderr).toBe(0)
+    expect(toStdout.stdout).toBe(xml)
+    expect(toStdout.stderr).toBe(`exported the kyero feed of business ${shop.id}: 3 properties, ${Buffer.byteLength(xml)} bytes\n`)
+
+    const file = join(tmpdir(), `feed-export-${shop.id}.xml`)
+    try {
+      const toFile = await cli('export', '--business', String(shop.id), '--format', 'kyero', '--output', file, '--json')
+      expect(toFile.code, toFile.stderr).toBe(0)
+      expect(JSON.parse(toFile.stdout)).toEqual({ business_id: shop.id, format: 'kyero', properties: 3, bytes: Buffer.byteLength(xml), output: file })
+      expect(readFileSync(file, 'utf8')).toBe(xml)
+    } finally {
+      rmSync(file, { force: true })
+    }
+    const json = await cli('export', '--business', String(shop.id), '--format', 'kyero', '--json')
+    expect(json.code).toBe(2)
+    expect(json.stderr).toBe('error: feed export --json needs --output <file>: stdout holds the JSON summary\n')
+  })
+
+  test('mistakes are one line on stderr: exit 2 for the command line, 1 for what is not found', async () => {
+    const cases: [string[], number][] = [
+      [['create', '--business', '999999999', '--format', 'kyero'], 1],
+      [['create', '--business', String(biz.id), '--format', 'idealista'], 2],
+      [['revoke', '999999999'], 1],
+      [['revoke'], 2],
+      [['export', '--business', '999999999', '--format', 'kyero'], 1],
+    ]
+    for (const [args, code] of cases) {
       const r = await cli(...args)
-      expect(r.code, args.join(' ')).toBe(2)
+      expect(r.code, args.join(' ')).toBe(code)
       expect(r.stderr.trim().split('\n')[0]).toStartWith('error: ')
       expect(r.stdout).toBe('')
     }

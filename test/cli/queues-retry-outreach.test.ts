@@ -3,12 +3,15 @@
  * Before, the job went back to waiting but found its delivery `failed` and sent nothing, while
  * the CLI printed "retried". Real outreach worker, a local receiver, tiny backoffs from config.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { findOutreachDelivery } from '../../db/queries/outreach'
 import { createLogger } from '../../shared/platform/logger'
 import { startWorkers, type RunningWorkers } from '../../worker/runtime'
 import { call, createTestContext, eventually, seedBusiness, type TestContext } from '../helpers/context'
 import { attemptsOf, configureEndpoint, deliveriesOf, inquiryBody } from '../helpers/outreach'
+
+// Each test spawns the CLI as a real process, some several times: seconds each on a loaded machine.
+setDefaultTimeout(60_000)
 
 let ctx: TestContext
 let workers: RunningWorkers

@@ -1,7 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createTestContext, type TestContext } from '../helpers/context'
 import { makeFailedJobs } from '../helpers/failed-jobs'
 import { QUEUE_NAMES } from '../../shared/platform/queue-names'
+
+// Each test spawns the CLI as a real process, some several times: seconds each on a loaded machine.
+setDefaultTimeout(60_000)
 
 let ctx: TestContext
 beforeAll(async () => {
@@ -78,24 +81,25 @@ describe('bun run cli queues', () => {
   test('refuses unknown queues, ambiguous selections and jobs that are not failed', async () => {
     const unknown = await cli('retry', '--queue', 'nope', '--all')
     expect(unknown.code).toBe(2)
-    expect(unknown.stderr).toContain('unknown queue "nope"')
+    expect(unknown.stderr).toContain('--queue must be one of lead-ingest,')
+    expect(unknown.stderr).toContain('got "nope"')
     const both = await cli('drop', '--queue', 'outreach')
     expect(both.code).toBe(2)
     expect(both.stderr).toContain('exactly one of --id <job id> or --all')
     const job = await ctx.deps.queues.get('catalogue-reindex').add('test.wait', {})
     const notFailed = await cli('drop', '--queue', 'catalogue-reindex', '--id', job.id!)
-    expect(notFailed.code).toBe(2)
+    expect(notFailed.code).toBe(1)
     expect(notFailed.stderr).toContain('is waiting, not failed')
     expect(await (await ctx.deps.queues.get('catalogue-reindex').getJob(job.id!))!.getState()).toBe('waiting')
     const missing = await cli('retry', '--queue', 'outreach', '--id', 'no-such-job')
-    expect(missing.code).toBe(2)
+    expect(missing.code).toBe(1)
     expect(missing.stderr).toContain('no job no-such-job in outreach')
   })
 
-  test('Redis unreachable is one clear line', async () => {
+  test('Redis unreachable is one clear line and a run-time failure (exit 1)', async () => {
     const proc = Bun.spawn(['bun', 'run', 'cli/index.ts', 'queues'], { cwd: `${import.meta.dir}/../..`, env: { ...process.env, REDIS_URL: 'redis://127.0.0.1:1' }, stdout: 'pipe', stderr: 'pipe' })
     const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited])
-    expect(code).toBe(2)
+    expect(code).toBe(1)
     expect(stderr.trim().split('\n')).toHaveLength(1)
     expect(stderr).toContain('Redis is not reachable')
   })

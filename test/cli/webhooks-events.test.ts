@@ -1,9 +1,12 @@
 /** `cli webhooks list` and `cli events tail` (operators, contract §10): real CLI processes. */
-import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { call, createTestContext, seedBusiness, type TestContext } from '../helpers/context'
 import { createLead } from '../helpers/leads'
 import { createEndpoint } from '../helpers/webhooks'
 import { relayAll } from '../../shared/webhooks/relay'
+
+// Each test spawns the CLI as a real process, some several times: seconds each on a loaded machine.
+setDefaultTimeout(60_000)
 
 let ctx: TestContext
 beforeAll(async () => {
@@ -28,7 +31,7 @@ test('webhooks list shows each endpoint with its status and delivery counts, nev
   expect(out.stdout).not.toContain(secret.slice(6))
   const text = await cli(['webhooks', 'list', '--business', String(biz.id)])
   expect(text.stdout).toContain(`#${id}  disabled  http://127.0.0.1:9/hook`)
-  expect((await cli(['webhooks', 'list', '--business', '2147483000'])).code).toBe(2)
+  expect((await cli(['webhooks', 'list', '--business', '2147483000'])).code).toBe(1)
 })
 
 test('events tail prints the business\'s events in sequence order', async () => {

@@ -1,6 +1,9 @@
-import { afterAll, describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createTestContext, call, type TestContext } from '../helpers/context'
 import { run } from '../helpers/processes'
+
+// Each test spawns the CLI as a real process, some several times: seconds each on a loaded machine.
+setDefaultTimeout(60_000)
 
 const cli = (...args: string[]) => run(['run', 'cli/index.ts', ...args])
 let ctx: TestContext | undefined
@@ -65,19 +68,20 @@ describe('operator CLI (contract §1)', () => {
     expect((await call(ctx.app, 'GET', '/v1/me', { key: key.api_key })).status).toBe(401)
   })
 
-  test('unknown scopes, a missing business and bad flags are refused with one line and a non-zero exit', async () => {
+  test('a malformed command line exits 2, a refusal at run time exits 1; each is one line on stderr', async () => {
     const bad = await cli('key', 'create', '--business', '1', '--scopes', 'leads:read,leads:delete', '--json')
-    expect(bad.code).not.toBe(0)
+    expect(bad.code).toBe(2)
     expect(bad.stdout).toBe('')
     expect(bad.stderr).toContain('unknown scope: leads:delete')
     const missing = await cli('key', 'create', '--business', '99999999', '--scopes', 'leads:read', '--json')
-    expect(missing.code).not.toBe(0)
+    expect(missing.code).toBe(1)
     expect(missing.stderr).toContain('business 99999999 does not exist')
     const date = await cli('key', 'create', '--business', '1', '--scopes', 'leads:read', '--expires-at', 'tomorrow')
-    expect(date.code).not.toBe(0)
+    expect(date.code).toBe(2)
     expect(date.stderr).toContain('--expires-at')
     const revoke = await cli('key', 'revoke', 'nosuchkey')
-    expect(revoke.code).not.toBe(0)
+    expect(revoke.code).toBe(1)
     expect(revoke.stderr).toContain('does not exist')
+    for (const r of [bad, missing, date, revoke]) expect(r.stderr.trim().split('\n')).toHaveLength(1)
   })
 })
