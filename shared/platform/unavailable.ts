@@ -9,10 +9,12 @@ import { ServiceUnavailableError } from './errors'
  * postgres.js codes for a connection that could not be made or was lost, and the SQLSTATEs of a
  * server shutting down or refusing connections (57P0x, 08xxx). COMMIT_ROLLED_BACK
  * (patches/README.md §5): the COMMIT was answered ROLLBACK, so nothing was written and a retry is safe.
+ * 57014: a statement cancelled by the server's `statement_timeout` (an operator's bound on a
+ * struggling database; the product never cancels its own statements).
  */
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED',
-  'CONNECTION_DESTROYED', 'COMMIT_ROLLED_BACK', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006',
+  'CONNECTION_DESTROYED', 'COMMIT_ROLLED_BACK', '57014', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006',
 ])
 
 export function isUnavailableError(error: unknown): boolean {
