@@ -10,6 +10,11 @@ export type StorageDriver = 'local' | 's3'
 export interface Config {
   port: number
   databaseUrl: string
+  /**
+   * PostgreSQL itself, never a transaction-mode pooler: migrations (a session advisory lock) and
+   * LISTEN need a session that outlives a transaction. DATABASE_URL when unset.
+   */
+  databaseDirectUrl: string
   redisUrl: string
   /** BullMQ key prefix: lets tests and staging share one Redis without seeing each other. */
   queuePrefix: string
@@ -166,9 +171,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (s3Enabled && s3.endpoint) url(env, 'S3_ENDPOINT', s3.endpoint, ['http:', 'https:'])
 
+  const databaseUrl = url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/property_lead', ['postgres:', 'postgresql:'])
   return {
     port,
-    databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/property_lead', ['postgres:', 'postgresql:']),
+    databaseUrl,
+    databaseDirectUrl: env.DATABASE_DIRECT_URL ? url(env, 'DATABASE_DIRECT_URL', databaseUrl, ['postgres:', 'postgresql:']) : databaseUrl,
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
     queuePrefix: env.QUEUE_PREFIX || 'plm',
     workerQueues: workerQueues as QueueName[],
