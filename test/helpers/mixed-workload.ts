@@ -74,15 +74,20 @@ export async function runMixedWorkload(send: Send, options: { clients: number; r
   return result
 }
 
-/** Non-2xx answers by operation and status, e.g. `create lead 500×3`; empty when every call succeeded. */
+/**
+ * Non-2xx answers by operation and status with the first one's problem detail, e.g.
+ * `create lead 500×3 ("Internal error", request …)`; empty when every call succeeded.
+ */
 export function failedAnswers(result: MixedWorkloadResult): string[] {
-  const counts = new Map<string, number>()
+  const counts = new Map<string, { n: number; example: string }>()
   for (const { op, answer } of result.answers) {
     if (is2xx(answer)) continue
     const key = `${op} ${answer.error ? `error(${answer.error.slice(0, 60)})` : answer.status}`
-    counts.set(key, (counts.get(key) ?? 0) + 1)
+    const seen = counts.get(key)
+    if (seen) seen.n++
+    else counts.set(key, { n: 1, example: JSON.stringify(answer.body ?? answer.error ?? '').slice(0, 300) })
   }
-  return [...counts].map(([k, n]) => `${k}×${n}`)
+  return [...counts].map(([k, { n, example }]) => `${k}×${n} (first: ${example})`)
 }
 
 export interface MissingWrites {
