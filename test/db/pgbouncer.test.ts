@@ -9,11 +9,13 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import postgres from 'postgres'
+import { createDatabase } from '../../db/client'
 import { createLogger } from '../../shared/platform/logger'
 import { startWorkers, type RunningWorkers } from '../../worker/runtime'
 import { call, createTestContext, eventually, seedBusiness, type TestContext } from '../helpers/context'
 import { failedAnswers, missingWrites, runMixedWorkload } from '../helpers/mixed-workload'
 import { PgBouncer } from '../helpers/pgbouncer'
+import { freePort } from '../helpers/processes'
 
 const directUrl = process.env.DATABASE_URL!
 const database = decodeURIComponent(new URL(directUrl).pathname.slice(1))
@@ -60,3 +62,17 @@ test('a concurrent mixed workload through PgBouncer (transaction mode): no failu
   const stats = (await bouncer.show('stats')).find((s) => s.database === database)
   expect(Number(stats?.total_xact_count)).toBeGreaterThan(16 * 6 * 4)
 }, 120_000)
+
+test('LISTEN takes its connection from DATABASE_DIRECT_URL, never the pooled URL', async () => {
+  // The pooled URL leads nowhere: a LISTEN made through it could not succeed.
+  const database = createDatabase(`postgres://postgres@127.0.0.1:${await freePort()}/nowhere`, { max: 1, directUrl })
+  const received: string[] = []
+  try {
+    const { unlisten } = await database.listen('pgbouncer_test_direct', (payload) => received.push(payload))
+    await direct`select pg_notify('pgbouncer_test_direct', 'hello')`
+    await eventually(async () => received.includes('hello'), { what: 'the notification' })
+    await unlisten()
+  } finally {
+    await database.close(1)
+  }
+})
