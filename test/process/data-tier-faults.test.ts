@@ -7,7 +7,7 @@
  * faults; the shared instance and its roles are never touched.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
@@ -103,6 +103,9 @@ async function load(count: number, concurrency: number, between?: () => Promise<
 /** Answers other than 200 or a 503 problem+json (a 500, a hang, a refused connection). */
 const unexpected = (tally: Map<string, number>) => [...tally].filter(([status]) => status !== '200' && status !== '503')
 
+/** The API's warnings and errors (LOG_LEVEL=warn), last ones first, for a failure message. */
+const apiLog = () => readFileSync(api.logs[api.logs.length - 1], 'utf8').trim().split('\n').slice(-10).reverse().join('\n')
+
 const serves = () => eventually(async () => (await list()).status === 200, { timeoutMs: 20_000, what: 'the API to answer 200 again' })
 
 describe('the API process survives data-tier faults (issue 21)', () => {
@@ -112,7 +115,7 @@ describe('the API process survives data-tier faults (issue 21)', () => {
       // Connections made from now on start with the setting.
       await terminateApiBackends()
       const tally = await load(60, 4, terminateApiBackends)
-      expect(unexpected(tally)).toEqual([])
+      expect(unexpected(tally), apiLog()).toEqual([])
       expect(tally.get('503') ?? 0).toBeGreaterThan(0)
       expect(api.alive).toBe(true)
     } finally {
@@ -137,9 +140,9 @@ describe('the API process survives data-tier faults (issue 21)', () => {
     const tally = await load(400, 8).finally(() => (stop = true))
     const rounds = await killer
     expect(rounds).toBeGreaterThan(0)
-    expect(unexpected(tally)).toEqual([])
-    expect(tally.get('200') ?? 0).toBeGreaterThan(0)
-    expect(api.alive).toBe(true)
+    expect(unexpected(tally), apiLog()).toEqual([])
+    expect(tally.get('200') ?? 0, JSON.stringify(Object.fromEntries(tally))).toBeGreaterThan(0)
+    expect(api.alive, apiLog()).toBe(true)
     await serves()
     expect(api.alive).toBe(true)
   }, 90_000)
