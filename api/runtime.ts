@@ -21,7 +21,7 @@ export class StartupError extends Error {
 }
 
 export async function createApiDeps(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<AppDeps> {
-  const database = createDatabase(config.databaseUrl, { max: config.dbPoolSize })
+  const database = createDatabase(config.databaseUrl, { max: config.dbPoolSize, directUrl: config.databaseDirectUrl })
   try {
     await database.sql`select 1`
   } catch (error) {

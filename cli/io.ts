@@ -20,7 +20,7 @@ export interface CliContext {
 }
 
 export async function openDatabase(config: Config): Promise<Database> {
-  const database = createDatabase(config.databaseUrl, { max: 4 })
+  const database = createDatabase(config.databaseUrl, { max: 4, directUrl: config.databaseDirectUrl })
   try {
     await database.sql`select 1`
   } catch (error) {

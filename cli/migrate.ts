@@ -1,6 +1,8 @@
 /**
  * `bun run db:migrate` (and the first step of `bun run start`): creates and migrates the
- * configured database, or says in one line why it cannot (contract §7).
+ * configured database, or says in one line why it cannot (contract §7). Through
+ * DATABASE_DIRECT_URL: the migrator holds a session advisory lock, which a transaction-mode
+ * pooler would leave on whichever backend ran it.
  */
 import { migrateDatabase } from '../db/migrate'
 import { getConfig } from '../shared/platform/config'
@@ -8,12 +10,12 @@ import { describeConnectionError } from '../shared/platform/service-errors'
 
 const config = getConfig()
 try {
-  await migrateDatabase(config.databaseUrl)
+  await migrateDatabase(config.databaseDirectUrl)
   console.log(JSON.stringify({ level: 'info', msg: 'database migrated' }))
 } catch (error) {
   const code = (error as { code?: string }).code
   if (code === 'ECONNREFUSED' || code === 'CONNECT_TIMEOUT' || code === 'ENOTFOUND') {
-    console.error(describeConnectionError('PostgreSQL', config.databaseUrl, error))
+    console.error(describeConnectionError('PostgreSQL', config.databaseDirectUrl, error))
   } else {
     console.error(`migration failed: ${(error as Error).message}`)
   }

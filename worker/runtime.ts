@@ -39,7 +39,7 @@ export interface WorkerOptions {
 }
 
 export async function startWorkers(config: Config, logger: Logger, queueNames: QueueName[] = config.workerQueues, options: WorkerOptions = {}): Promise<RunningWorkers> {
-  const database = createDatabase(config.databaseUrl, { max: Math.max(10, Math.min(config.dbPoolSize, 30)) })
+  const database = createDatabase(config.databaseUrl, { max: Math.max(10, Math.min(config.dbPoolSize, 30)), directUrl: config.databaseDirectUrl })
   try {
     await database.sql`select 1`
   } catch (error) {

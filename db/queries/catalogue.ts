@@ -170,6 +170,16 @@ export async function bumpCatalogueVersions(db: Db, businessIds: number[]): Prom
 }
 
 /**
+ * Takes the lock bumpCatalogueVersions takes, before a catalogue write of one listing. Otherwise
+ * the write's foreign-key check takes FOR KEY SHARE on the business first, and two publishes or
+ * PATCHes of one business holding it deadlocked in the bump (40P01, fault harness scenario i:
+ * 13 of 320 PATCHes through PgBouncer). Locked first, the second waits for the first to commit.
+ */
+export async function lockCatalogueVersion(db: Db, businessId: number): Promise<void> {
+  await db.execute(dsql`select id from businesses where id = ${businessId} for no key update`)
+}
+
+/**
  * The source row of one property for a rebuild, whatever its business. FOR SHARE waits for a
  * concurrent write of the property to commit, so a rebuild never overwrites a newer row with
  * what it read before that write.

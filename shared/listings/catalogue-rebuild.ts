@@ -11,7 +11,7 @@
  */
 import type { Db } from '../../db/client'
 import {
-  bumpCatalogueVersions, deleteCatalogueEntries, findPropertyForRebuild, propertiesInSlice, readyImagesOf, upsertCatalogueEntries,
+  bumpCatalogueVersions, deleteCatalogueEntries, findPropertyForRebuild, lockCatalogueVersion, propertiesInSlice, readyImagesOf, upsertCatalogueEntries,
   type CatalogueEntry, type PropertySlice,
 } from '../../db/queries/catalogue'
 import { readyVideosOf } from '../../db/queries/videos'
@@ -41,6 +41,7 @@ export async function rebuildCatalogueEntry(db: Db, propertyId: number): Promise
     await bumpCatalogueVersions(db, await deleteCatalogueEntries(db, [propertyId]))
     return 'deleted'
   }
+  await lockCatalogueVersion(db, row.businessId)
   const images = await readyImagesOf(db, [row.id])
   const videos = await readyVideosOf(db, [row.id])
   await bumpCatalogueVersions(db, await upsertCatalogueEntries(db, [catalogueEntryOf(row, images.get(row.id) ?? [], videos.get(row.id) ?? [])]))

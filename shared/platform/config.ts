@@ -21,6 +21,11 @@ export interface Config {
   databaseReadUrl: string | undefined
   /** A replica whose replay is further behind than this is bypassed (reads go to the primary). */
   databaseReadMaxLagMs: number
+  /**
+   * PostgreSQL itself, never a transaction-mode pooler: migrations (a session advisory lock) and
+   * LISTEN need a session that outlives a transaction. DATABASE_URL when unset.
+   */
+  databaseDirectUrl: string
   redisUrl: string
   /**
    * Redis through Sentinel: the master's address comes from these sentinels, and REDIS_URL gives
@@ -258,10 +263,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (s3Enabled && s3.endpoint) url(env, 'S3_ENDPOINT', s3.endpoint, ['http:', 'https:'])
   if (s3Enabled && s3.publicEndpoint) s3.publicEndpoint = url(env, 'S3_PUBLIC_ENDPOINT', s3.publicEndpoint, ['http:', 'https:'])
 
+  const databaseUrl = postgresUrl(env, 'DATABASE_URL', DEFAULT_DATABASE_URL)
   return {
     port,
     reusePort: bool(env, 'REUSE_PORT', false),
-    databaseUrl: postgresUrl(env, 'DATABASE_URL', DEFAULT_DATABASE_URL),
+    databaseUrl,
+    databaseDirectUrl: env.DATABASE_DIRECT_URL ? postgresUrl(env, 'DATABASE_DIRECT_URL', databaseUrl) : databaseUrl,
     databaseReadUrl: replicaUrl(env, 'DATABASE_READ_URL'),
     databaseReadMaxLagMs: int(env, 'DATABASE_READ_MAX_LAG_MS', 5000, 100, 600_000),
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),

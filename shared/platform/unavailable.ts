@@ -11,10 +11,12 @@ import { ServiceUnavailableError } from './errors'
  * (patches/README.md §5): the COMMIT was answered ROLLBACK, so nothing was written and a retry is safe.
  * During a failover (docs/operations.md "Failover"): TARGET_SESSION_ATTRS, no host of a multi-host
  * URL is a primary yet (patches/README.md §6); 25006, a write reached a server that is read-only.
+ * 57014: a statement cancelled by the server's `statement_timeout` (an operator's bound on a
+ * struggling database; the product never cancels its own statements).
  */
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED',
-  'CONNECTION_DESTROYED', 'COMMIT_ROLLED_BACK', 'TARGET_SESSION_ATTRS', '25006', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006',
+  'CONNECTION_DESTROYED', 'COMMIT_ROLLED_BACK', 'TARGET_SESSION_ATTRS', '25006', '57014', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006',
 ])
 
 export function isUnavailableError(error: unknown): boolean {

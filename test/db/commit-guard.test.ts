@@ -8,19 +8,22 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { sql as raw } from 'drizzle-orm'
+import { drizzle } from 'drizzle-orm/postgres-js'
+import postgres from 'postgres'
 import { isUnavailableError } from '../../shared/platform/unavailable'
-import { createDatabase, type Database } from '../../db/client'
 
 const table = `commit_guard_${process.pid}_${Date.now()}`
-let database: Database
+// One connection, so every statement below shares the backend whose prepared statements are
+// dropped; named statements (the driver's default), which db/client.ts turns off: the guard must
+// hold wherever they are on.
+const client = postgres(process.env.DATABASE_URL!, { max: 1, prepare: true, onnotice: () => {} })
+const database = { sql: client, db: drizzle(client) }
 beforeAll(async () => {
-  // One connection, so every statement below shares the backend whose prepared statements are dropped.
-  database = createDatabase(process.env.DATABASE_URL!, { max: 1 })
   await database.sql.unsafe(`create table ${table} (v text not null)`)
 })
 afterAll(async () => {
   await database.sql.unsafe(`drop table if exists ${table}`)
-  await database.close()
+  await client.end({ timeout: 5 })
 })
 
 const count = async (v: string) => (await database.sql.unsafe(`select count(*)::int as n from ${table} where v = $1`, [v]))[0].n as number

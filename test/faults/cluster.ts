@@ -180,6 +180,11 @@ export interface ClusterOptions {
   /** WORKER_QUEUES of each worker process. */
   workers: string[]
   env?: Record<string, string>
+  /**
+   * Started once PostgreSQL is up, before the service: what the service's DATABASE_URL points at
+   * instead of PostgreSQL (a pooler). PostgreSQL itself stays DATABASE_DIRECT_URL.
+   */
+  databaseUrl?: (pg: PgCluster) => Promise<string>
 }
 
 export class Cluster {
@@ -190,6 +195,7 @@ export class Cluster {
   apis: (ManagedProcess & { port: number })[] = []
   workers: ManagedProcess[] = []
   readonly queuePrefix = 'faults'
+  private serviceDatabaseUrl: string | undefined
 
   constructor(private options: ClusterOptions) {
     mkdirSync(this.logDir, { recursive: true })
@@ -198,7 +204,8 @@ export class Cluster {
 
   get env(): Record<string, string> {
     return {
-      DATABASE_URL: this.pg.url,
+      DATABASE_URL: this.serviceDatabaseUrl ?? this.pg.url,
+      DATABASE_DIRECT_URL: this.pg.url,
       REDIS_URL: this.redis.url,
       QUEUE_PREFIX: this.queuePrefix,
       LOG_LEVEL: 'info',
@@ -214,6 +221,7 @@ export class Cluster {
     await this.pg.start()
     await this.pg.createDatabase()
     progress(`PostgreSQL 15 on 127.0.0.1:${this.pg.port}`)
+    if (this.options.databaseUrl) this.serviceDatabaseUrl = await this.options.databaseUrl(this.pg)
     this.redis = new RedisServer(await freePort(), join(this.root, 'redis'), this.logDir)
     this.redis.start()
     await this.redis.ready()

@@ -1,5 +1,6 @@
 /**
- * `bun run test:faults [--ingests N] [--only a,b,c,d,e,f,g,h,j,k,l] [--keep]`: the fault harness (issue 6).
+ * `bun run test:faults [--ingests N] [--only a,b,c,d,e,f,g,h,i,j,k,l,m] [--keep]`: the fault harness (issue 6;
+ * i to m, issue 21, start their own topologies: PgBouncer, a PostgreSQL standby, Redis Sentinel).
  * Starts a private PostgreSQL and Redis, 2 API and 3 worker processes on loopback, runs the
  * scenarios, scans every process's output for secrets, prints one table per scenario with
  * PASS/FAIL, stops everything it started and exits non-zero on any failure.
@@ -9,6 +10,7 @@ import { Queues, redisConnection } from '../../shared/platform/queues'
 import { Cluster } from './cluster'
 import { printResult, type ScenarioResult, type Target } from './load'
 import { scenarioIdempotency, scenarioPostgresOutage, scenarioRedisOutage, scenarioSigterm, scenarioWorkerKill, type HarnessContext } from './scenarios'
+import { scenarioPgBouncerMixed, scenarioPgBouncerPoolBound } from './pgbouncer'
 import { scenarioEventsPostgresRestart, scenarioReceiverDown, scenarioWebhookWorkerKill } from './webhooks'
 import { scenarioPrimaryFailover, scenarioReadYourWrites } from './pgha'
 import { scenarioSentinelFailover } from './sentinel'
@@ -23,7 +25,7 @@ if (!Number.isInteger(ingests) || ingests < 100) {
   console.error('--ingests must be an integer ≥ 100')
   process.exit(2)
 }
-const only = new Set((flag('only') ?? 'a,b,c,d,e,f,g,h,j,k,l').split(',').map((x) => x.trim()))
+const only = new Set((flag('only') ?? 'a,b,c,d,e,f,g,h,i,j,k,l,m').split(',').map((x) => x.trim()))
 /** Scenario h's bound: a receiver failing this long gets its endpoint disabled (WEBHOOK_DISABLE_AFTER_MS). */
 const WEBHOOK_DISABLE_AFTER_MS = 8000
 const keep = args.includes('--keep')
@@ -91,6 +93,8 @@ try {
     ['f', scenarioWebhookWorkerKill],
     ['g', scenarioEventsPostgresRestart],
     ['h', (h) => scenarioReceiverDown(h, WEBHOOK_DISABLE_AFTER_MS)],
+    ['i', (h) => scenarioPgBouncerMixed(h.progress)],
+    ['m', (h) => scenarioPgBouncerPoolBound(h.progress, Math.min(h.ingests, 4000))],
     ['j', scenarioPrimaryFailover],
     ['k', scenarioReadYourWrites],
     // Its own topology (Redis with Sentinel), started and stopped by the scenario.
