@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { parseConnectionUrl } from '../../db/connection-url'
 import { DEFAULT_DATABASE_URL, loadConfig } from '../../shared/platform/config'
 import { QUEUE_NAMES } from '../../shared/platform/queue-names'
 import { ROOT } from '../helpers/processes'
@@ -130,9 +131,14 @@ describe('compose.yaml', () => {
     const pg = compose.services.postgres.environment!
     const readme = new URL(DEFAULT_DATABASE_URL)
     for (const [name, s] of appServices) {
-      const url = new URL(s.environment!.DATABASE_URL)
-      expect(url.password, name).toBe(pg.POSTGRES_PASSWORD)
-      expect(url.pathname, name).toBe(`/${pg.POSTGRES_DB}`)
+      // The ha profile's URLs list several hosts, which WHATWG URL cannot parse.
+      for (const variable of ['DATABASE_URL', 'DATABASE_DIRECT_URL', 'DATABASE_READ_URL']) {
+        const raw = s.environment![variable]
+        if (raw === undefined) continue
+        const url = parseConnectionUrl(raw)
+        expect(decodeURIComponent(url.userinfo.split(':')[1] ?? ''), `${name} ${variable}`).toBe(pg.POSTGRES_PASSWORD)
+        expect(url.database, `${name} ${variable}`).toBe(pg.POSTGRES_DB)
+      }
     }
     expect(readme.password).toBe(pg.POSTGRES_PASSWORD)
     expect(readme.pathname).toBe(`/${pg.POSTGRES_DB}`)
