@@ -2,11 +2,7 @@
  * Test preload (bunfig.toml): points the suite at its own database and makes sure PostgreSQL
  * and Redis answer and the schema is migrated, with one clear line when they do not.
  */
-import { setDefaultTimeout } from 'bun:test'
-
-// bunfig.toml's [test] timeout is not applied by this Bun (1.4.5): tests fell back to 5 s and
-// failed on a loaded machine, so the preload sets the default itself.
-setDefaultTimeout(30_000)
+export {}
 
 process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/property_lead_test'
 process.env.LOG_LEVEL ??= 'silent'
