@@ -44,9 +44,13 @@ class HaWorld {
   }
 
   get env(): Record<string, string> {
+    const own = this.options.env(this.topology)
     return {
       ...this.h.cluster.env,
-      ...this.options.env(this.topology),
+      // The harness cluster's DATABASE_DIRECT_URL names its own PostgreSQL: migrations and LISTEN
+      // must reach this topology's nodes instead (the same multi-host list, no pooler here).
+      DATABASE_DIRECT_URL: own.DATABASE_URL,
+      ...own,
       REDIS_URL: this.redis.url,
       QUEUE_PREFIX: `faults-${this.options.tag}`,
       DATA_DIR: join(this.topology.root, 'data'),
