@@ -15,6 +15,11 @@
  *     process) the longest event-loop stall, to tell a server stall from a generator one;
  *  5. the lead-ingest workers (`--worker-processes`, default one per core, started after the
  *     load) persisting every accepted lead: leads/s.
+ * Phases 3–5 run twice with the same API and worker processes (the queue paused while the API
+ * takes the second round's load): the RSS of both at idle and after each round shows a leak as
+ * growth from round 1 to round 2; at the end every accepted lead must be stored exactly once
+ * (contacts, distinct phones and lead.created events of the bench business). Millisecond goals
+ * are scaled by 100k req/s over this run's bare Bun.serve rate (issue 19).
  * The load generator is this process, on raw keep-alive HTTP/1.1 connections (bench/http1-client.ts:
  * fetch cost it most of a core); the servers run in child
  * processes so the figures include real sockets. Data goes to its own database (DATABASE_URL's
@@ -425,12 +430,13 @@ async function main() {
       ['ingest / bare Bun.serve', `${(r1.maxRate / bareRate).toFixed(2)}×`, '≥ 0.35×', r1.maxRate / bareRate >= 0.35 ? 'met' : 'NOT met'],
       [`p99 at ${connections} connections`, ms(pct(r1.max.latencies, 99)), `≤ ${p99Goal.toFixed(1)} ms`, pct(r1.max.latencies, 99) <= p99Goal ? 'met' : 'NOT met'],
       ['accepted leads lost / doubled', `${lost} / ${doubled}`, '0 / 0', lost === 0 && doubled === 0 ? 'met' : 'NOT met'],
-      ['persist / ingest rate', `${(persistRate / r1.maxRate).toFixed(2)}×`, '≥ 1.0×', persistRate >= r1.maxRate ? 'met' : 'NOT met'],
+      // Issue 19 asks ≥ 1.0×; issue 4's 1.2× (headroom to catch up a backlog) is the stricter.
+      ['persist / ingest rate', `${(persistRate / r1.maxRate).toFixed(2)}×`, '≥ 1.2×', persistRate >= 1.2 * r1.maxRate ? 'met' : 'NOT met'],
       ['API RSS growth, round 2', growth(rss.api[0], rss.api[1]), '≤ 5%', rss.api[1] <= rss.api[0] * 1.05 ? 'met' : 'NOT met'],
       ['worker RSS growth, round 2', growth(rss.workers[0], rss.workers[1]), '≤ 5%', rss.workers[1] <= rss.workers[0] * 1.05 ? 'met' : 'NOT met'],
-      ['ingest / raw queue.add loop', `${(r1.maxRate / rawRate).toFixed(2)}×`, '(reference)', ''],
+      ['ingest / raw queue.add loop', `${(r1.maxRate / rawRate).toFixed(2)}×`, '≥ 1.0×', r1.maxRate >= rawRate ? 'met' : 'NOT met'],
       [`ingest / ${connections} adds in flight`, `${(r1.maxRate / rawManyRate).toFixed(2)}×`, '(reference)', ''],
-      ['p99 at half rate (open loop)', ms(pct(r1.half.latencies, 99)), '(reference)', ''],
+      ['p99 at half rate (open loop)', ms(pct(r1.half.latencies, 99)), '≤ 25 ms', pct(r1.half.latencies, 99) <= 25 ? 'met' : 'NOT met'],
       ['round 2 ingest / round 1', `${(r2.maxRate / r1.maxRate).toFixed(2)}×`, '(reference)', ''],
     )
     console.log(`goal (ms goals scaled ×${scale.toFixed(2)}: bare ${bareRate.toFixed(0)} vs ${REFERENCE_BARE_RATE / 1000}k req/s)`)
