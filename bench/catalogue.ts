@@ -358,7 +358,8 @@ async function concurrencyTable(url: string, businessId: number, opts: { request
 
   const apiKey = await readKey(url, businessId)
   const api = await startServers('serve', url, port, opts.apiProcesses)
-  const sql = postgres(url, { max: concurrency, onnotice: () => {} })
+  // The API's own pool options (unprepared statements, timeouts), sized to the concurrency.
+  const alone = createDatabase(url, { max: concurrency })
   const rows: string[] = []
   let met = 0
   try {
@@ -376,16 +377,16 @@ async function concurrencyTable(url: string, businessId: number, opts: { request
       await closedLoopHttp(target, concurrency, Math.min(200, requests), (i) => requestOf(warm[i]), okStatus)
       const http = await closedLoopHttp(target, concurrency, requests, (i) => requestOf(drawn[i]), okStatus)
       const loadAfterHttp = load1()
-      const alone = await closedLoopCalls(concurrency, requests, async (i) => {
-        await listCatalogue(sql, catalogueQueryOf(businessId, drawn[i]).query)
+      const sqlRun = await closedLoopCalls(concurrency, requests, async (i) => {
+        await listCatalogue(alone.sql, catalogueQueryOf(businessId, drawn[i]).query)
         return undefined
       })
       const p95 = percentile(http.latencies, 95)
-      const ratio = ratePerSecond(http) / ratePerSecond(alone)
+      const ratio = ratePerSecond(http) / ratePerSecond(sqlRun)
       const ok = p95 <= goal && http.failed === 0 && ratio >= 0.8
       if (ok) met++
       if (http.failed) console.log(`  ! ${name}: ${http.failed} failed, first: ${http.firstError}`)
-      const row = `${name.padEnd(24)}${fmt7(percentile(http.latencies, 50))} ${fmt7(p95)} ${fmt7(percentile(http.latencies, 99))} ${ratePerSecond(http).toFixed(0).padStart(8)} ${String(http.failed).padStart(7)} │ ${ratePerSecond(alone).toFixed(0).padStart(9)} ${fmt7(percentile(alone.latencies, 95))}  │ ${ratio.toFixed(2).padStart(7)}× │ ${p95 <= goal ? 'met    ' : 'NOT met'}  ${loadAfterHttp}`
+      const row = `${name.padEnd(24)}${fmt7(percentile(http.latencies, 50))} ${fmt7(p95)} ${fmt7(percentile(http.latencies, 99))} ${ratePerSecond(http).toFixed(0).padStart(8)} ${String(http.failed).padStart(7)} │ ${ratePerSecond(sqlRun).toFixed(0).padStart(9)} ${fmt7(percentile(sqlRun.latencies, 95))}  │ ${ratio.toFixed(2).padStart(7)}× │ ${p95 <= goal ? 'met    ' : 'NOT met'}  ${loadAfterHttp}`
       rows.push(row)
       console.log(row)
     }
@@ -393,7 +394,7 @@ async function concurrencyTable(url: string, businessId: number, opts: { request
     console.log(`\nAPI RSS (${opts.apiProcesses} process(es)): ${rssIdle.toFixed(0)} MB idle, ${rssAfter.toFixed(0)} MB after the run (${(((rssAfter - rssIdle) / rssIdle) * 100).toFixed(1)}%)`)
     console.log(`${met} of ${VARIED_MIX.length} shapes meet both goals (p95 ≤ ${goal.toFixed(1)} ms, no errors, HTTP ≥ 0.8× SQL); bare Bun.serve ${bareRate.toFixed(0)} req/s; ${availableParallelism()} cores; load ${load1()}`)
   } finally {
-    await sql.end({ timeout: 2 })
+    await alone.close(2)
     await api.stop()
   }
 }
