@@ -29,10 +29,23 @@ export interface IngestBatcherOptions {
   enqueueTimeoutMs: number
 }
 
-interface Waiter {
-  lead: IngestLead
-  resolve(outcome: IngestOutcome): void
-  reject(error: unknown): void
+/**
+ * The leads gathering for one job and the one promise all their requests wait on: settling a
+ * batch settles every waiter at once, instead of one resolve call (and promise) per lead, which
+ * a CPU profile of the ingest path put at a tenth of its time.
+ */
+interface Batch {
+  leads: IngestLead[]
+  done: Promise<IngestOutcome>
+  settle(outcome: IngestOutcome | Promise<never>): void
+}
+
+function openBatch(): Batch {
+  let settle!: (outcome: IngestOutcome | Promise<never>) => void
+  const done = new Promise<IngestOutcome>((resolve) => (settle = resolve))
+  // A batch's failure is seen by its requests; a batch nobody waits on any more is never an unhandled rejection.
+  done.catch(() => {})
+  return { leads: [], done, settle }
 }
 
 class EnqueueTimeout extends Error {
@@ -40,7 +53,7 @@ class EnqueueTimeout extends Error {
 }
 
 export class IngestBatcher {
-  private pending: Waiter[] = []
+  private pending: Batch = openBatch()
   private timer: ReturnType<typeof setTimeout> | undefined
   private readonly inFlight = new Set<Promise<void>>()
   private closing = false
@@ -51,12 +64,12 @@ export class IngestBatcher {
 
   /** Resolves when the lead is durably queued (`queued`) or inserted by the fallback (`stored`). */
   submit(lead: IngestLead): Promise<IngestOutcome> {
-    return new Promise<IngestOutcome>((resolve, reject) => {
-      this.pending.push({ lead, resolve, reject })
-      // While closing nothing waits for a timer: the shutdown must not be held up.
-      if (this.closing || this.pending.length >= this.options.maxItems) this.flush()
-      else this.timer ??= setTimeout(() => this.flush(), this.options.maxWaitMs)
-    })
+    const batch = this.pending
+    batch.leads.push(lead)
+    // While closing nothing waits for a timer: the shutdown must not be held up.
+    if (this.closing || batch.leads.length >= this.options.maxItems) this.flush()
+    else this.timer ??= setTimeout(() => this.flush(), this.options.maxWaitMs)
+    return batch.done
   }
 
   /** Sends what is pending now (no wait). */
@@ -65,16 +78,16 @@ export class IngestBatcher {
       clearTimeout(this.timer)
       this.timer = undefined
     }
-    if (this.pending.length === 0) return
+    if (this.pending.leads.length === 0) return
     const batch = this.pending
-    this.pending = []
+    this.pending = openBatch()
     const done = this.send(batch).finally(() => this.inFlight.delete(done))
     this.inFlight.add(done)
   }
 
   /** Leads gathering for the next batch. */
   get waiting(): number {
-    return this.pending.length
+    return this.pending.leads.length
   }
 
   /** Flushes and waits until every batch is in Redis or PostgreSQL (graceful shutdown). */
@@ -84,13 +97,13 @@ export class IngestBatcher {
     while (this.inFlight.size) await Promise.all(this.inFlight)
   }
 
-  private async send(batch: Waiter[]): Promise<void> {
-    const leads = batch.map((w) => w.lead)
+  private async send(batch: Batch): Promise<void> {
+    const { leads } = batch
     this.stats.batches++
     this.stats.leads += leads.length
     try {
       await this.enqueueWithin(leads)
-      for (const w of batch) w.resolve('queued')
+      batch.settle('queued')
       return
     } catch (error) {
       this.stats.fallbacks++
@@ -102,11 +115,11 @@ export class IngestBatcher {
     }
     try {
       await this.options.store(leads)
-      for (const w of batch) w.resolve('stored')
+      batch.settle('stored')
     } catch (error) {
       // Neither Redis nor PostgreSQL took it: the requests fail (503/500), nothing was accepted.
       this.options.logger.error('lead-ingest fallback insert failed', { leads: leads.length, error: error instanceof Error ? error.message : String(error) })
-      for (const w of batch) w.reject(error)
+      batch.settle(Promise.reject(error))
     }
   }
 

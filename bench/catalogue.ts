@@ -1,13 +1,22 @@
 /**
- * `bun run bench catalogue [--reseed] [--businesses N] [--rounds N] [--requests N] [--concurrency 1,4] [--port P]`
+ * `bun run bench catalogue [--listings 1000000] [--businesses 10] [--reseed] [--requests 2000] [--clients 16] [--api-processes 1] [--seed 19] [--port P]`
+ * `bun run bench catalogue --detail [--rounds N] [--requests N] [--concurrency 1,4]`
  *
- * Seeds 1,000,000 published properties over 10 businesses (100,000 in the one queried; the
- * search goal of contract §11 is stated for `--businesses 1000`) into its own database
- * (DATABASE_URL's name + `_bench`, or BENCH_DATABASE_URL), reusing it when already seeded with
- * that shape; then, for a fixed query mix (issue 3, and `q` shapes from issue 18), reports:
- *  - SQL time of the list statement measured directly (separate count vs window count),
- *  - p50/p95/p99 and req/s over HTTP against a real Bun.serve of createApp in a child process,
- *  - the EXPLAIN (ANALYZE, BUFFERS) plan of each query.
+ * Seeds `--listings` published properties (default 1,000,000) over `--businesses` businesses into
+ * its own database (DATABASE_URL's name + `_bench`, + `_<listings>` for another size, or
+ * BENCH_DATABASE_URL), reusing it when already seeded with that shape. With 10 or more businesses
+ * the queried one holds a tenth of the rows (100,000 of 1M: the issue-19 and contract §11 shape is
+ * `--businesses 1000`); `--listings 20000 --businesses 1` is the 20k shape.
+ *
+ * By default it prints the issue-19 table from one run: per query shape (VARIED_MIX, each request
+ * with its own parameters) at `--clients` concurrent keep-alive connections, HTTP p50/p95/p99 and
+ * req/s against Bun.serve(createApp) in child processes, the same statements through the driver
+ * alone at the same concurrency and the ratio, the machine's bare Bun.serve rate under the same
+ * load generator (bench/load.ts), the API's RSS at idle and after, and the load average.
+ *
+ * `--detail` prints instead, for a fixed mix (issue 3, `q` shapes from issue 18): the SQL time
+ * of each list statement one call at a time (separate count vs window count), p50/p95/p99 and
+ * req/s over HTTP at `--concurrency`, and the EXPLAIN (ANALYZE, BUFFERS) plan of each query.
  * Rows are generated in SQL (generate_series); the catalogue is built by the same batch rebuild
  * as `bun run cli catalogue reindex`, so the seeding also measures that path.
  */
@@ -21,8 +30,11 @@ import { insertKey } from '../db/queries/api-keys'
 import { generateApiKey } from '../shared/access/api-key-format'
 import { catalogueQueryOf, type ListParams } from '../shared/listings/catalogue-filters'
 import { getConfig } from '../shared/platform/config'
+import { availableParallelism } from 'node:os'
+import { prepareRequest, type Http1Response } from './http1-client'
+import { closedLoopCalls, closedLoopHttp, load1, percentile, ratePerSecond, rssMb, seededRandom, type LoadRun } from './load'
 
-const TOTAL = 1_000_000
+const DEFAULT_LISTINGS = 1_000_000
 const DEFAULT_BUSINESSES = 10
 const BATCH = 5000
 
@@ -57,39 +69,86 @@ export const QUERY_MIX: { name: string; params: ListParams }[] = [
   },
 ]
 
+const OPERATIONS = [['venta', 'price_sale', 50000, 1000000], ['alquiler', 'price_rent', 400, 4000]] as const
+const TYPES = ['apartamento', 'casa', 'local', 'nave', 'oficina', 'terreno'] as const
+const WORDS = ['piscina', 'garaje', 'terraza', 'piscina garaje', 'terraza garaje', 'palomar', 'reformada', 'vistas']
+
+/**
+ * The issue-19 mix: each shape draws new parameters on every request (`r` is the run's seeded
+ * sequence), so no two consecutive requests are the same and no cache of identical requests can
+ * answer them; the HTTP run and the SQL-alone run draw the same sequence.
+ */
+export const VARIED_MIX: { name: string; draw: (r: () => number) => ListParams }[] = [
+  { name: 'no filter', draw: (r) => ({ offset: 20 * Math.floor(r() * 10) }) },
+  {
+    name: 'operation+price range',
+    draw: (r) => {
+      const [operation, , lo, hi] = OPERATIONS[Math.floor(r() * OPERATIONS.length)]
+      const min = Math.round(lo + r() * (hi - lo) * 0.6)
+      return { operation, min_price: min, max_price: Math.round(min + (hi - lo) * (0.1 + r() * 0.3)) }
+    },
+  },
+  { name: 'city+type+min_bedrooms', draw: (r) => ({ city: pick(r, CITIES)[0], type: pick(r, TYPES), min_bedrooms: Math.floor(r() * 4) }) },
+  {
+    name: 'circle 3 km',
+    draw: (r) => {
+      const [, lat, lng] = pick(r, CITIES)
+      return { locations: JSON.stringify([{ geometry: { type: 'circle', center: { lat: lat + (r() - 0.5) * 0.06, lng: lng + (r() - 0.5) * 0.08 }, radius: 3000 } }]) }
+    },
+  },
+  {
+    // The seed spreads a city's listings over ±0.09° of latitude and ±0.12° of longitude.
+    name: 'polygon whole city',
+    draw: (r) => {
+      const [, lat, lng] = pick(r, CITIES)
+      const [s, n, w, e] = [lat - 0.095 - r() * 0.01, lat + 0.095 + r() * 0.01, lng - 0.125 - r() * 0.01, lng + 0.125 + r() * 0.01]
+      return { locations: JSON.stringify([{ geometry: { type: 'polygon', coordinates: [[s, w], [s, e], [n, e], [n, w]] } }]) }
+    },
+  },
+  { name: 'sort by price', draw: (r) => ({ operation: pick(r, OPERATIONS)[0], sort: r() < 0.5 ? 'price_asc' : 'price_desc', offset: 20 * Math.floor(r() * 5) }) },
+  { name: 'offset >= 5000', draw: (r) => ({ offset: 5000 + 100 * Math.floor(r() * 40) }) },
+  { name: 'q', draw: (r) => ({ q: pick(r, WORDS), offset: r() < 0.5 ? 0 : 100 }) },
+]
+
+const pick = <T>(r: () => number, list: readonly T[]): T => list[Math.floor(r() * list.length)]
+
 const toQueryString = (p: ListParams) => new URLSearchParams(Object.entries(p).map(([k, v]) => [k, String(v)] as [string, string])).toString()
 
-function benchUrl(): string {
+/** One database per dataset size, so switching between them does not reseed the other. */
+function benchUrl(listings: number): string {
   const config = getConfig()
   if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL
   const u = new URL(config.databaseUrl)
-  u.pathname = `/${decodeURIComponent(u.pathname.slice(1))}_bench`
+  u.pathname = `/${decodeURIComponent(u.pathname.slice(1))}_bench${listings === DEFAULT_LISTINGS ? '' : `_${listings}`}`
   return u.toString()
 }
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 const fmt = (x: number) => x.toFixed(2).padStart(8)
 
-async function seed(url: string, reseed: boolean, businesses: number): Promise<number[]> {
+async function seed(url: string, reseed: boolean, businesses: number, total: number): Promise<number[]> {
   const sql = postgres(url, { max: 2, onnotice: () => {} })
   try {
     const existing = await sql<{ id: number }[]>`select id from businesses where name like 'bench-%' order by id`
     const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from catalogue_entries`
     // A database seeded before the search words were part of the descriptions is seeded again.
     const [{ words }] = await sql<{ words: boolean }[]>`select exists (select 1 from properties where description like '%palomar%') as words`
-    if (!reseed && existing.length === businesses && n === TOTAL && words) {
+    if (!reseed && existing.length === businesses && n === total && words) {
       console.log(`reusing the seeded bench database (${n.toLocaleString()} catalogue rows over ${existing.length} businesses)`)
       return existing.map((r) => r.id)
     }
-    console.log('seeding: truncating and generating 1,000,000 properties in SQL …')
+    console.log(`seeding: truncating and generating ${total.toLocaleString()} properties over ${businesses} businesses in SQL …`)
     await sql`truncate catalogue_entries, property_images, properties, api_keys, businesses restart identity cascade`
     const ids = (await sql<{ id: number }[]>`insert into businesses (name) select 'bench-' || g from generate_series(1, ${businesses}) g returning id`).map((r) => r.id)
     const t0 = performance.now()
     const cities = JSON.stringify(CITIES)
+    // With 10 or more businesses the first (the one queried) holds a tenth of the rows, drawn at
+    // random so that no attribute derived from g is skewed in it; the rest share the others.
+    const owner = businesses >= 10 ? `case when r.r9 < 0.1 then b.ids[1] else b.ids[2 + (g % ${businesses - 1})] end` : `b.ids[1 + (g % ${businesses})]`
     await sql.unsafe(`
       insert into properties (business_id, operations, type, subtype, title, description, price_sale, price_rent, price_transfer,
         location, area, bedrooms, bathrooms, characteristics, features, is_featured, status, published_at, created_at, updated_at)
-      select b.ids[1 + (g % ${businesses})],
+      select ${owner},
         ops.o,
         t.type, t.sub,
         'Propiedad ' || g || ' en ' || c.name,
@@ -114,9 +173,9 @@ async function seed(url: string, reseed: boolean, businesses: number): Promise<n
         g % 20 = 0,
         case when g % 13 = 0 then 'reservada' else 'disponible' end,
         now(), now() - interval '400 days', now() - (r.r6 * interval '365 days')
-      from generate_series(1, ${TOTAL}) g
+      from generate_series(1, ${total}) g
       cross join (select array_agg(id order by id) ids from businesses where name like 'bench-%') b
-      cross join lateral (select random() r1, random() r2, random() r3, random() r4, random() r5, random() r6, random() r7, random() r8 where g > 0) r
+      cross join lateral (select random() r1, random() r2, random() r3, random() r4, random() r5, random() r6, random() r7, random() r8, random() r9 where g > 0) r
       cross join lateral (select case when g % 20 < 12 then '{venta}'::text[] when g % 20 < 17 then '{alquiler}'::text[]
                                       when g % 20 < 18 then '{traspaso}'::text[] else '{venta,alquiler}'::text[] end o) ops
       cross join lateral (select (array['apartamento','casa','local','nave','almacenaje','oficina','terreno','aparcamiento','edificio'])[1 + (g / 3) % 9] as type) t0
@@ -129,7 +188,7 @@ async function seed(url: string, reseed: boolean, businesses: number): Promise<n
   }
 }
 
-async function buildCatalogue(url: string): Promise<void> {
+async function buildCatalogue(url: string, total: number): Promise<void> {
   const database = createDatabase(url, { max: 4 })
   try {
     const t0 = performance.now()
@@ -144,7 +203,7 @@ async function buildCatalogue(url: string): Promise<void> {
         if (r.lastId === null) return
         after = r.lastId
         done += r.upserted
-        if (done % 50000 < BATCH) process.stderr.write(`  catalogue ${done.toLocaleString()} / ${TOTAL.toLocaleString()} (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`)
+        if (done % 50000 < BATCH) process.stderr.write(`  catalogue ${done.toLocaleString()} / ${total.toLocaleString()} (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`)
       }
     }
     await Promise.all([lane(0, half + 1), lane(half, max + 1)])
@@ -193,27 +252,48 @@ async function sqlTimings(url: string, businessId: number, rounds: number): Prom
   }
 }
 
-async function httpTimings(url: string, businessId: number, requests: number, concurrency: number[], port: number, sqlP: Record<string, { p50: number; p95: number }>) {
+/** A `properties:read` key of the business, for the HTTP runs. */
+async function readKey(url: string, businessId: number): Promise<string> {
   const sql = postgres(url, { max: 1, onnotice: () => {} })
   const key = generateApiKey()
   const { drizzle } = await import('drizzle-orm/postgres-js')
   await insertKey(drizzle(sql) as never, { businessId, keyId: key.keyId, secretHash: key.secretHash, name: 'bench', scopes: ['properties:read'], expiresAt: null })
   await sql.end({ timeout: 2 })
+  return key.apiKey
+}
 
-  const child = Bun.spawn(['bun', import.meta.path, '--serve', '--port', String(port)], {
-    env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'error' },
-    stdout: 'pipe',
-    stderr: 'inherit',
-  })
+/** `count` server processes of `mode` on one port (SO_REUSEPORT), answering /healthz when ready. */
+async function startServers(mode: 'serve' | 'serve-bare', url: string, port: number, count: number) {
+  const children = Array.from({ length: count }, () =>
+    Bun.spawn(['bun', import.meta.path, `--${mode}`, '--port', String(port)], { env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'error' }, stdout: 'pipe', stderr: 'inherit' }),
+  )
+  const stop = async () => {
+    for (const child of children) child.kill()
+    await Promise.all(children.map((c) => c.exited))
+  }
   try {
-    const base = `http://127.0.0.1:${port}`
     for (let i = 0; ; i++) {
       try {
-        if ((await fetch(`${base}/healthz`)).ok) break
+        if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break
       } catch {}
-      if (i > 200) throw new Error('bench server did not start')
+      if (i > 400) throw new Error(`bench ${mode} server did not start`)
       await Bun.sleep(50)
     }
+    // Every process answers before the run starts (each one binds when it is ready).
+    await Bun.sleep(count > 1 ? 2000 : 0)
+  } catch (error) {
+    await stop()
+    throw error
+  }
+  return { stop, rss: async () => (await Promise.all(children.map((c) => rssMb(c.pid)))).reduce((a, b) => a + b, 0) }
+}
+
+async function httpTimings(url: string, businessId: number, requests: number, concurrency: number[], port: number, sqlP: Record<string, { p50: number; p95: number }>) {
+  const apiKey = await readKey(url, businessId)
+  const key = { apiKey }
+  const servers = await startServers('serve', url, port, 1)
+  try {
+    const base = `http://127.0.0.1:${port}`
     for (const c of concurrency) {
       console.log(`\nHTTP against Bun.serve(createApp) on port ${port} (${requests} requests per query, concurrency ${c}, ms):`)
       console.log(`${'query'.padEnd(28)}     p50      p95      p99    req/s    count   SQL p95  HTTP/SQL p50`)
@@ -243,9 +323,87 @@ async function httpTimings(url: string, businessId: number, requests: number, co
       }
     }
   } finally {
-    child.kill()
-    await child.exited
+    await servers.stop()
   }
+}
+
+const TARGET_P95_MS = 20
+const REFERENCE_BARE_RATE = 100_000
+
+/**
+ * The issue-19 table, from one run: per shape of VARIED_MIX at `concurrency` clients, HTTP
+ * p50/p95/p99 and req/s against the API in child processes, the same statements through the
+ * driver alone at the same concurrency (a pool of `concurrency` connections in this process), the
+ * machine's bare Bun.serve rate under the same load generator, and the API's RSS at idle and after.
+ */
+async function concurrencyTable(url: string, businessId: number, opts: { requests: number; concurrency: number; port: number; apiProcesses: number; seed: number }) {
+  const { requests, concurrency, port } = opts
+  const target = new URL(`http://127.0.0.1:${port}/`)
+  const okStatus = (res: Http1Response) => (res.status === 200 ? undefined : `${res.status} ${res.body.slice(0, 200)}`)
+
+  const bare = await startServers('serve-bare', url, port, opts.apiProcesses)
+  const healthz = prepareRequest('GET', new URL('/healthz', target), {}, '')
+  let bareRun: LoadRun
+  try {
+    await closedLoopHttp(target, concurrency, requests, () => healthz, okStatus)
+    bareRun = await closedLoopHttp(target, concurrency, Math.max(requests, 20_000), () => healthz, okStatus)
+  } finally {
+    await bare.stop()
+  }
+  const bareRate = ratePerSecond(bareRun)
+  // The goal is stated for a machine whose bare Bun.serve answers ~100k req/s and scales with that rate.
+  const goal = TARGET_P95_MS * Math.max(1, REFERENCE_BARE_RATE / bareRate)
+  console.log(`\nbare Bun.serve GET (${opts.apiProcesses} process(es), c=${concurrency}): ${bareRate.toFixed(0)} req/s, p99 ${percentile(bareRun.latencies, 99).toFixed(2)} ms (load ${load1()})`)
+  console.log(`p95 goal ${TARGET_P95_MS} ms at ${REFERENCE_BARE_RATE / 1000}k req/s bare → ${goal.toFixed(1)} ms on this machine; throughput goal HTTP ≥ 0.8× SQL alone`)
+
+  const apiKey = await readKey(url, businessId)
+  const api = await startServers('serve', url, port, opts.apiProcesses)
+  // The API's own pool options (unprepared statements, timeouts), sized to the concurrency.
+  const alone = createDatabase(url, { max: concurrency })
+  const rows: string[] = []
+  let met = 0
+  try {
+    const rssIdle = await api.rss()
+    console.log(`\n${concurrency} clients, ${requests} requests per shape, every request with its own parameters (ms; SQL = the same statements through the driver alone):`)
+    console.log(`${'shape'.padEnd(24)}    p50     p95     p99    req/s  errors │ SQL req/s  SQL p95 │ HTTP/SQL │ p95 goal  load`)
+    for (const { name, draw } of VARIED_MIX) {
+      const paramsOf = (seed: number) => {
+        const r = seededRandom(seed)
+        return Array.from({ length: requests }, () => draw(r))
+      }
+      const warm = paramsOf(opts.seed + 1)
+      const drawn = paramsOf(opts.seed)
+      const requestOf = (p: ListParams) => prepareRequest('GET', new URL(`/v1/properties?${toQueryString(p)}`, target), { 'x-api-key': apiKey }, '')
+      await closedLoopHttp(target, concurrency, Math.min(200, requests), (i) => requestOf(warm[i]), okStatus)
+      const http = await closedLoopHttp(target, concurrency, requests, (i) => requestOf(drawn[i]), okStatus)
+      const loadAfterHttp = load1()
+      const sqlRun = await closedLoopCalls(concurrency, requests, async (i) => {
+        await listCatalogue(alone.sql, catalogueQueryOf(businessId, drawn[i]).query)
+        return undefined
+      })
+      const p95 = percentile(http.latencies, 95)
+      const ratio = ratePerSecond(http) / ratePerSecond(sqlRun)
+      const ok = p95 <= goal && http.failed === 0 && ratio >= 0.8
+      if (ok) met++
+      if (http.failed) console.log(`  ! ${name}: ${http.failed} failed, first: ${http.firstError}`)
+      const row = `${name.padEnd(24)}${fmt7(percentile(http.latencies, 50))} ${fmt7(p95)} ${fmt7(percentile(http.latencies, 99))} ${ratePerSecond(http).toFixed(0).padStart(8)} ${String(http.failed).padStart(7)} │ ${ratePerSecond(sqlRun).toFixed(0).padStart(9)} ${fmt7(percentile(sqlRun.latencies, 95))}  │ ${ratio.toFixed(2).padStart(7)}× │ ${p95 <= goal ? 'met    ' : 'NOT met'}  ${loadAfterHttp}`
+      rows.push(row)
+      console.log(row)
+    }
+    const rssAfter = await api.rss()
+    console.log(`\nAPI RSS (${opts.apiProcesses} process(es)): ${rssIdle.toFixed(0)} MB idle, ${rssAfter.toFixed(0)} MB after the run (${(((rssAfter - rssIdle) / rssIdle) * 100).toFixed(1)}%)`)
+    console.log(`${met} of ${VARIED_MIX.length} shapes meet both goals (p95 ≤ ${goal.toFixed(1)} ms, no errors, HTTP ≥ 0.8× SQL); bare Bun.serve ${bareRate.toFixed(0)} req/s; ${availableParallelism()} cores; load ${load1()}`)
+  } finally {
+    await alone.close(2)
+    await api.stop()
+  }
+}
+
+const fmt7 = (x: number) => x.toFixed(2).padStart(7)
+
+/** The reference: the least an HTTP server on this machine can do per request. */
+function serveBare(port: number) {
+  Bun.serve({ port, hostname: '127.0.0.1', reusePort: true, fetch: () => Response.json({ status: 'ok' }) })
 }
 
 async function serve(port: number) {
@@ -253,29 +411,43 @@ async function serve(port: number) {
   const { createApiDeps } = await import('../api/runtime')
   const deps = await createApiDeps(getConfig())
   const app = createApp(deps)
-  Bun.serve({ port, hostname: '127.0.0.1', fetch: (req) => app.handle(req) })
+  Bun.serve({ port, hostname: '127.0.0.1', reusePort: true, fetch: (req) => app.handle(req) })
 }
 
 const f = parseFlags(process.argv.slice(2))
 const port = Number(f.flags.port ?? 3150)
 if (f.flags.serve) {
   await serve(port)
+} else if (f.flags['serve-bare']) {
+  serveBare(port)
 } else {
-  const url = benchUrl()
+  const listings = Number(f.flags.listings ?? DEFAULT_LISTINGS)
+  if (!Number.isInteger(listings) || listings < 1000 || listings > 10_000_000) throw new Error('--listings must be an integer from 1000 to 10000000')
+  const url = benchUrl(listings)
   console.log(`bench database: ${new URL(url).pathname.slice(1)}`)
   await migrateDatabase(url)
   const businesses = Number(f.flags.businesses ?? DEFAULT_BUSINESSES)
   if (!Number.isInteger(businesses) || businesses < 1 || businesses > 100_000) throw new Error('--businesses must be an integer from 1 to 100000')
-  const ids = await seed(url, f.flags.reseed === true, businesses)
+  const ids = await seed(url, f.flags.reseed === true, businesses, listings)
   const sql = postgres(url, { max: 1, onnotice: () => {} })
   const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from catalogue_entries`
   // Rows stored before migration 0011 have no search vector until rebuilt.
   const [{ unindexed }] = await sql<{ unindexed: boolean }[]>`select exists (select 1 from catalogue_entries where tsv is null) as unindexed`
   await sql.end()
-  if (n !== TOTAL || unindexed) await buildCatalogue(url)
+  if (n !== listings || unindexed) await buildCatalogue(url, listings)
   const businessId = ids[0]
-  const sqlP = await sqlTimings(url, businessId, Number(f.flags.rounds ?? 50))
-  const concurrency = String(f.flags.concurrency ?? '1,4').split(',').map(Number)
-  await httpTimings(url, businessId, Number(f.flags.requests ?? 300), concurrency, port, sqlP)
+  const counter = postgres(url, { max: 1, onnotice: () => {} })
+  const [{ mine }] = await counter<{ mine: number }[]>`select count(*)::int as mine from catalogue_entries where business_id = ${businessId}`
+  await counter.end()
+  console.log(`queried business ${businessId}: ${mine.toLocaleString()} of ${listings.toLocaleString()} listings over ${businesses} business(es); ${availableParallelism()} cores; load ${load1()}`)
+  if (f.flags.detail) {
+    // The per-statement view: both count modes one client at a time, EXPLAIN of each, and HTTP with the fixed mix.
+    const sqlP = await sqlTimings(url, businessId, Number(f.flags.rounds ?? 50))
+    const concurrency = String(f.flags.concurrency ?? '1,4').split(',').map(Number)
+    await httpTimings(url, businessId, Number(f.flags.requests ?? 300), concurrency, port, sqlP)
+  } else {
+    const apiProcesses = Number(f.flags['api-processes'] ?? 1)
+    await concurrencyTable(url, businessId, { requests: Number(f.flags.requests ?? 2000), concurrency: Number(f.flags.clients ?? 16), port, apiProcesses, seed: Number(f.flags.seed ?? 19) })
+  }
   process.exit(0)
 }

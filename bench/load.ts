@@ -1,0 +1,100 @@
+/**
+ * What the concurrency benches share: a closed-loop load generator on raw keep-alive HTTP/1.1
+ * connections (bench/http1-client.ts), the same loop for any async call (the SQL alone), the
+ * figures of a run, a child's resident memory and the machine's load average, printed beside
+ * every figure because the machine is shared.
+ */
+import { loadavg } from 'node:os'
+import { Http1Pool, type Http1Response } from './http1-client'
+
+export interface LoadRun {
+  ok: number
+  failed: number
+  seconds: number
+  /** Sorted, ms. */
+  latencies: Float64Array
+  firstError?: string
+}
+
+export const percentile = (sorted: Float64Array | number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN)
+
+export const ratePerSecond = (run: LoadRun) => run.ok / run.seconds
+
+/** `concurrency` loops sharing `total` calls; call i gets its own index (so its own parameters). */
+export async function closedLoopCalls(concurrency: number, total: number, call: (i: number) => Promise<string | undefined>): Promise<LoadRun> {
+  const latencies: number[] = []
+  let ok = 0
+  let failed = 0
+  let firstError: string | undefined
+  let next = 0
+  const start = performance.now()
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < total; i = next++) {
+        const t = performance.now()
+        let error: string | undefined
+        try {
+          error = await call(i)
+        } catch (e) {
+          error = String(e)
+        }
+        latencies.push(performance.now() - t)
+        if (error === undefined) ok++
+        else {
+          failed++
+          firstError ??= error
+        }
+      }
+    }),
+  )
+  return { ok, failed, seconds: (performance.now() - start) / 1000, latencies: Float64Array.from(latencies).sort(), firstError }
+}
+
+/**
+ * `connections` keep-alive connections, each sending its next request when the previous one
+ * answered; `check` returns an error text for a response that does not count as served.
+ */
+export async function closedLoopHttp(url: URL, connections: number, total: number, request: (i: number) => Buffer, check: (res: Http1Response) => string | undefined): Promise<LoadRun> {
+  const pools = Array.from({ length: connections }, () => new Http1Pool(url))
+  let slot = 0
+  const free: Http1Pool[] = [...pools]
+  try {
+    return await closedLoopCalls(connections, total, async (i) => {
+      // One connection per loop: a loop takes a pool and gives it back.
+      const pool = free.pop() ?? pools[slot++ % pools.length]
+      try {
+        return check(await pool.send(request(i)))
+      } finally {
+        free.push(pool)
+      }
+    })
+  } finally {
+    for (const pool of pools) pool.close()
+  }
+}
+
+/** Resident memory of a process in MB (Linux /proc), NaN when it cannot be read. */
+export async function rssMb(pid: number): Promise<number> {
+  try {
+    const status = await Bun.file(`/proc/${pid}/status`).text()
+    const kb = /VmRSS:\s+(\d+)\s+kB/.exec(status)
+    return kb ? Number(kb[1]) / 1024 : NaN
+  } catch {
+    return NaN
+  }
+}
+
+/** The 1-minute load average, as printed beside each figure. */
+export const load1 = () => loadavg()[0].toFixed(2)
+
+/** A deterministic pseudo-random sequence (mulberry32), so two runs draw the same parameters. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
