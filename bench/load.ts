@@ -87,14 +87,5 @@ export async function rssMb(pid: number): Promise<number> {
 /** The 1-minute load average, as printed beside each figure. */
 export const load1 = () => loadavg()[0].toFixed(2)
 
-/** A deterministic pseudo-random sequence (mulberry32), so two runs draw the same parameters. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+/** A deterministic pseudo-random sequence, so two runs draw the same parameters (the fault harness's). */
+export { prng as seededRandom } from '../test/faults/load'
