@@ -37,15 +37,17 @@ export interface IngestBatcherOptions {
 interface Batch {
   leads: IngestLead[]
   done: Promise<IngestOutcome>
-  settle(outcome: IngestOutcome | Promise<never>): void
+  settle(outcome: IngestOutcome): void
+  fail(error: unknown): void
 }
 
 function openBatch(): Batch {
-  let settle!: (outcome: IngestOutcome | Promise<never>) => void
-  const done = new Promise<IngestOutcome>((resolve) => (settle = resolve))
+  let settle!: (outcome: IngestOutcome) => void
+  let fail!: (error: unknown) => void
+  const done = new Promise<IngestOutcome>((resolve, reject) => ((settle = resolve), (fail = reject)))
   // A batch's failure is seen by its requests; a batch nobody waits on any more is never an unhandled rejection.
   done.catch(() => {})
-  return { leads: [], done, settle }
+  return { leads: [], done, settle, fail }
 }
 
 class EnqueueTimeout extends Error {
@@ -119,7 +121,7 @@ export class IngestBatcher {
     } catch (error) {
       // Neither Redis nor PostgreSQL took it: the requests fail (503/500), nothing was accepted.
       this.options.logger.error('lead-ingest fallback insert failed', { leads: leads.length, error: error instanceof Error ? error.message : String(error) })
-      batch.settle(Promise.reject(error))
+      batch.fail(error)
     }
   }
 

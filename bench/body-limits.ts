@@ -12,7 +12,7 @@
  * authenticated: every answer 413, peak within 50 MB plus twice the 1 MiB (+ one chunk) each client may hold.
  */
 import { MAX_JSON_BODY_BYTES } from '../api/request-body'
-import { parseFlags } from '../cli/io'
+import { parseFlags } from './flags'
 import { migrateDatabase } from '../db/migrate'
 import { insertKey } from '../db/queries/api-keys'
 import { createBusiness } from '../db/queries/businesses'

@@ -21,7 +21,7 @@
  * as `bun run cli catalogue reindex`, so the seeding also measures that path.
  */
 import postgres from 'postgres'
-import { parseFlags } from '../cli/io'
+import { parseFlags } from './flags'
 import { migrateDatabase } from '../db/migrate'
 import { createDatabase } from '../db/client'
 import { catalogueListSql, defaultCountMode, listCatalogue } from '../db/queries/catalogue'

@@ -18,7 +18,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
-import { parseFlags } from '../cli/io'
+import { parseFlags } from './flags'
 import { Http1Pool, prepareRequest } from './http1-client'
 import { migrateDatabase } from '../db/migrate'
 import { generateApiKey } from '../shared/access/api-key-format'

@@ -9,7 +9,7 @@
  * Goals (issue 18): ≥ 20 MB/s, RSS growth < 50 MB during the download, 304 p95 ≤ 5 ms.
  */
 import postgres from 'postgres'
-import { parseFlags } from '../cli/io'
+import { parseFlags } from './flags'
 import { createDatabase } from '../db/client'
 import { migrateDatabase } from '../db/migrate'
 import { createBusiness } from '../shared/access/accounts'

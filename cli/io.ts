@@ -19,7 +19,7 @@ export interface CliContext {
   progress(line: string): void
 }
 
-export async function openDatabase(config: Config): Promise<Database> {
+async function openDatabase(config: Config): Promise<Database> {
   const database = createDatabase(config.databaseUrl, { max: 4, directUrl: config.databaseDirectUrl })
   try {
     await database.sql`select 1`
@@ -66,28 +66,4 @@ export async function makeContext(json: boolean): Promise<OpenContext> {
       await database.close(2)
     },
   }
-}
-
-/**
- * The benchmarks' loose `--name value` reader (bench/*.ts): scripts run by developers, where an
- * unknown flag is harmless. The operator CLI never uses it; its commands go through parse.ts.
- */
-export interface Flags {
-  positional: string[]
-  flags: Record<string, string | true>
-}
-
-export function parseFlags(args: string[]): Flags {
-  const positional: string[] = []
-  const flags: Record<string, string | true> = {}
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]
-    if (a.startsWith('--')) {
-      const eq = a.indexOf('=')
-      if (eq !== -1) flags[a.slice(2, eq)] = a.slice(eq + 1)
-      else if (i + 1 < args.length && !args[i + 1].startsWith('--')) flags[a.slice(2)] = args[++i]
-      else flags[a.slice(2)] = true
-    } else positional.push(a)
-  }
-  return { positional, flags }
 }
