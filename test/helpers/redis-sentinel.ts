@@ -47,7 +47,11 @@ export class SentinelTopology {
   }
 
   /**
-   * `downAfterMs`: how long the master may be silent before the sentinels call it down;
+   * `downAfterMs`: how long the master may be silent before the sentinels call it down. Sentinel
+   * pings every second (or every down-after, if shorter), so 1 s meant one late ping on a loaded
+   * machine marked even the newly promoted master down (CI: `+sdown` on it 1.0 s after
+   * `+switch-master`, the other replica never reconfigured, every ingest batch sent to PostgreSQL
+   * for 13 s); 3 s leaves three pings of margin;
    * `nodeArgs`: redis-server options laid over the defaults (the benchmark turns AOF off, as the shared Redis runs).
    */
   static async start(dir: string, options: { replicas?: number; downAfterMs?: number; nodeArgs?: string[] } = {}): Promise<SentinelTopology> {
@@ -57,7 +61,7 @@ export class SentinelTopology {
       const port = await freePort()
       if (!ports.includes(port)) ports.push(port)
     }
-    const topology = new SentinelTopology(dir, ports, replicaCount, options.downAfterMs ?? 1000, options.nodeArgs ?? [])
+    const topology = new SentinelTopology(dir, ports, replicaCount, options.downAfterMs ?? 3000, options.nodeArgs ?? [])
     mkdirSync(dir, { recursive: true })
     topology.startNode(topology.master)
     await answers(topology.master.port)
