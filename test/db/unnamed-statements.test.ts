@@ -1,0 +1,93 @@
+/**
+ * Defect 9 of patches/postgres@3.4.9.patch: with `prepare: false` (our setting, for PgBouncer)
+ * postgres.js sent every query with parameters in two round trips, Parse+Describe+Flush and,
+ * once the parameter types came back, Bind+Execute+Sync. The patch keeps the types by the
+ * statement's text, so later runs go out as one Parse+Describe+Bind+Execute+Sync. Unpatched, the
+ * "one round trip" test sees a Flush on every run.
+ */
+import { afterAll, describe, expect, test } from 'bun:test'
+import net from 'node:net'
+import postgres from 'postgres'
+
+const url = process.env.DATABASE_URL!
+const { hostname, port } = new URL(url)
+const opened: postgres.Sql[] = []
+afterAll(() => Promise.all(opened.map((sql) => sql.end({ timeout: 1 }))))
+
+/** A one-connection unnamed-statement pool recording the frontend messages it sends, by type. */
+function recordingPool() {
+  const sent: string[] = []
+  const sql = postgres(url, {
+    max: 1,
+    prepare: false,
+    onnotice: () => {},
+    socket: () =>
+      new Promise<net.Socket>((resolve, reject) => {
+        const socket = net.connect(Number(port || 5432), hostname)
+        const write = socket.write.bind(socket) as (chunk: Uint8Array, ...rest: unknown[]) => boolean
+        let started = false
+        socket.write = ((chunk: Uint8Array, ...rest: unknown[]) => {
+          const bytes = Buffer.from(chunk)
+          // The startup and SSL messages have no type byte; every later message is type + length.
+          if (started) for (let at = 0; at < bytes.length; at += 1 + bytes.readUInt32BE(at + 1)) sent.push(String.fromCharCode(bytes[at]))
+          started = true
+          return write(chunk, ...rest)
+        }) as typeof socket.write
+        socket.once('connect', () => resolve(socket))
+        socket.once('error', reject)
+      }),
+  } as postgres.Options<{}> & { socket: () => Promise<net.Socket> })
+  opened.push(sql)
+  return { sql, sent }
+}
+
+describe('unnamed statements (prepare: false)', () => {
+  test('the first run of a statement describes it first; later runs are one round trip', async () => {
+    const { sql, sent } = recordingPool()
+    await sql`select 1`
+    sent.length = 0
+    const run = () => sql`select ${41}::int + ${1} as answer, ${'text'} as label, ${[1, 2]}::int[] as list`
+    expect(await run()).toEqual([{ answer: 42, label: 'text', list: [1, 2] }])
+    expect(sent).toContain('H') // Parse, Describe, Flush; then Bind, Execute, Sync
+    for (let i = 0; i < 3; i++) {
+      sent.length = 0
+      expect(await run()).toEqual([{ answer: 42, label: 'text', list: [1, 2] }])
+      expect(sent).toEqual(['P', 'D', 'B', 'E', 'S'])
+    }
+  })
+
+  test('concurrent statements on one connection pipeline once described', async () => {
+    const { sql } = recordingPool()
+    const run = (i: number) => sql`select ${i}::int * 2 as double`
+    await run(0)
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => run(i)))
+    expect(answers.map(([row]) => row.double)).toEqual(Array.from({ length: 50 }, (_, i) => i * 2))
+  })
+
+  test('a statement whose kept types went stale fails once, then is described again', async () => {
+    const { sql } = recordingPool()
+    const table = `unnamed_stale_${process.pid}`
+    await sql.unsafe(`drop table if exists ${table}; create table ${table} (v text)`)
+    try {
+      await sql`insert into ${sql(table)} (v) values ('7')`
+      const find = () => sql`select count(*)::int as n from ${sql(table)} where v = ${'7'}`
+      expect((await find())[0].n).toBe(1)
+      await sql.unsafe(`alter table ${table} alter column v type int using v::int`)
+      // The kept type (text) no longer compares with the column (int): PostgreSQL refuses it.
+      const stale = await find().then(() => 'ok', (error) => (error as { code?: string }).code)
+      expect(['ok', '42883']).toContain(stale)
+      expect((await find())[0].n).toBe(1)
+    } finally {
+      await sql.unsafe(`drop table if exists ${table}`)
+    }
+  })
+
+  test('a cursor over a described statement still reads every batch', async () => {
+    const { sql } = recordingPool()
+    const query = (n: number) => sql`select g from generate_series(1, ${n}::int) g`
+    await query(1)
+    const seen: number[] = []
+    for await (const rows of query(250).cursor(100)) seen.push(...rows.map((row) => row.g))
+    expect(seen).toEqual(Array.from({ length: 250 }, (_, i) => i + 1))
+  })
+})
