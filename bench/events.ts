@@ -32,6 +32,7 @@ const DURATION_S = num('duration', 10)
 const INGESTS = num('ingests', 20_000)
 const EVENT_ROWS = num('events', 1_000_000)
 const RATE = num('rate', 2500)
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR
 const PHASES = new Set(String(f.flags.phases ?? '1,2,3,4').split(','))
 
 const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN)
@@ -54,6 +55,8 @@ if (f.flags.api) {
   const deps = await createApiDeps(getConfig(), createLogger('error'))
   const app = createApp(deps)
   Bun.serve({ port: Number(f.flags.port), hostname: '127.0.0.1', fetch: (req) => app.handle(req) })
+  // A clean exit, so that a profiled run writes its profile.
+  process.on('SIGTERM', () => process.exit(0))
   console.log('ready')
   await new Promise(() => {})
 }
@@ -92,7 +95,9 @@ if (f.flags.receiver) {
 
 const children: ReturnType<typeof Bun.spawn>[] = []
 async function spawnChild(args: string[], env: Record<string, string>): Promise<ReturnType<typeof Bun.spawn>> {
-  const child = Bun.spawn(['bun', import.meta.path, ...args], { env: { ...process.env, ...env, LOG_LEVEL: 'error' }, stdout: 'pipe', stderr: 'inherit' })
+  // BENCH_PROFILE_DIR: the API processes write a CPU profile (markdown) there when stopped.
+  const profile = PROFILE_DIR && args[0] === '--api' ? ['--cpu-prof-md', `--cpu-prof-dir=${PROFILE_DIR}`] : []
+  const child = Bun.spawn(['bun', ...profile, import.meta.path, ...args], { env: { ...process.env, ...env, LOG_LEVEL: 'error' }, stdout: 'pipe', stderr: 'inherit' })
   children.push(child)
   const reader = (child.stdout as ReadableStream<Uint8Array>).getReader()
   let text = ''
@@ -105,7 +110,7 @@ async function spawnChild(args: string[], env: Record<string, string>): Promise<
   return child
 }
 async function stop(child: ReturnType<typeof Bun.spawn>) {
-  child.kill('SIGKILL')
+  child.kill(PROFILE_DIR ? 'SIGTERM' : 'SIGKILL')
   await child.exited
 }
 const freePort = () => {

@@ -28,20 +28,17 @@ export function parseTypePatterns(raw: string | undefined): EventTypePattern[] |
   return [...new Set(items)] as EventTypePattern[]
 }
 
-export interface EventPage {
-  events: EventView[]
-  hasMore: boolean
-  nextAfter: number
-}
-
-export async function listEvents(deps: Pick<Services, 'database'>, auth: { businessId: number; scopes: readonly Scope[] }, params: EventListParams): Promise<EventPage> {
+/**
+ * A page of events after `after` for the key's scopes, with the events as the JSON text of their
+ * array (in EventView's shape), for the HTTP answer as it is.
+ */
+export async function listEventsJson(deps: Pick<Services, 'database'>, auth: { businessId: number; scopes: readonly Scope[] }, params: EventListParams): Promise<{ eventsJson: string; hasMore: boolean; nextAfter: number }> {
   const types = visibleTypes(auth.scopes, parseTypePatterns(params.types))
   const after = params.after ?? 0
   const limit = params.limit ?? 100
-  // Nothing readable (a key without read scopes, or a filter of unreadable types): an empty page.
-  const rows = types.exact.length + types.prefixes.length === 0 ? [] : await queries.listEvents(deps.database.db, { businessId: auth.businessId, after, limit, types })
-  const page = rows.slice(0, limit)
-  return { events: page.map(eventView), hasMore: rows.length > limit, nextAfter: page.length ? page[page.length - 1].sequence : after }
+  if (types.exact.length + types.prefixes.length === 0) return { eventsJson: '[]', hasMore: false, nextAfter: after }
+  const page = await queries.listEventsJson(deps.database.db, { businessId: auth.businessId, after, limit, types })
+  return { eventsJson: `[${page.events.join(',')}]`, hasMore: page.rows > limit, nextAfter: page.last ?? after }
 }
 
 /** 404 for an id of another business, of a type the key cannot read, or of any other shape (contract §15). */

@@ -64,6 +64,11 @@ describe('GET /events', () => {
     const rest = await list(b.apiKey, `?after=${first.body.next_after}&limit=100`)
     expect(rest.body.data.map((e: any) => e.sequence)).toEqual([3, 4, 5, 6])
     expect(rest.body).toMatchObject({ has_more: false, next_after: 6 })
+    // The list is written by PostgreSQL, the single event by the API: the same representation.
+    for (const event of [...first.body.data, ...rest.body.data]) {
+      expect(event.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+      expect((await call(ctx.app, 'GET', `/v1/events/${event.id}`, { key: b.apiKey })).body.data).toEqual(event)
+    }
     const empty = await list(b.apiKey, '?after=6')
     expect(empty.body).toMatchObject({ data: [], has_more: false, next_after: 6 })
     expect((await list(b.apiKey, '?types=property.created')).body.data.map((e: any) => e.type)).toEqual(['property.created'])
