@@ -47,11 +47,11 @@ describe('unnamed statements (prepare: false)', () => {
     await sql`select 1`
     sent.length = 0
     const run = () => sql`select ${41}::int + ${1} as answer, ${'text'} as label, ${[1, 2]}::int[] as list`
-    expect(await run()).toEqual([{ answer: 42, label: 'text', list: [1, 2] }])
+    expect([...(await run())]).toEqual([{ answer: 42, label: 'text', list: [1, 2] }])
     expect(sent).toContain('H') // Parse, Describe, Flush; then Bind, Execute, Sync
     for (let i = 0; i < 3; i++) {
       sent.length = 0
-      expect(await run()).toEqual([{ answer: 42, label: 'text', list: [1, 2] }])
+      expect([...(await run())]).toEqual([{ answer: 42, label: 'text', list: [1, 2] }])
       expect(sent).toEqual(['P', 'D', 'B', 'E', 'S'])
     }
   })
