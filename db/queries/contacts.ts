@@ -56,11 +56,23 @@ async function findDuplicateId(db: Db, businessId: number, by: { phone: string }
   return row?.id ?? null
 }
 
-export function insertContact(db: Db, businessId: number, columns: ContactColumns & { name: string }): Promise<WriteResult> {
-  return writeOrDuplicate(db, businessId, columns, async (sp) => {
-    const [row] = await sp.insert(contacts).values({ ...columns, businessId }).returning({ id: contacts.id })
-    return row.id
-  })
+/**
+ * Inserts a contact and returns its row, or the id of the contact already holding the phone or
+ * email. One statement and no savepoint: `on conflict do nothing` covers both unique indexes
+ * (it waits for a concurrent inserter of the same phone or email to finish, as a unique
+ * violation would), so a duplicate ends the statement without aborting the caller's transaction.
+ */
+export async function insertContact(db: Db, businessId: number, columns: ContactColumns & { name: string }): Promise<{ row: ContactRow } | { duplicateOf: number }> {
+  for (let attempt = 0; ; attempt++) {
+    const [row] = await db.insert(contacts).values({ ...columns, businessId }).onConflictDoNothing().returning()
+    if (row) return { row }
+    const existing =
+      (columns.phone ? await findDuplicateId(db, businessId, { phone: columns.phone }) : null) ??
+      (columns.email ? await findDuplicateId(db, businessId, { email: columns.email }) : null)
+    if (existing !== null) return { duplicateOf: existing }
+    // The holder changed its phone/email (or was deleted) in between: the insert may now succeed.
+    if (attempt >= 2) throw new Error('contact insert: a conflicting contact kept changing')
+  }
 }
 
 /** Supplied columns only; bumps updated_at. null when the id is not a contact of this business. */

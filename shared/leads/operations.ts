@@ -29,9 +29,11 @@ export { buildIngestLead as prepareIngestLead } from './ingest'
 const leadNotFound = () => notFound('Lead')
 
 /** contract §4, §6: 409 `Duplicate contact` naming the contact that holds the phone or email. */
+const duplicateContact = (existingId: number) => new AppError('duplicate_contact', 'Duplicate contact', { extra: { existing_id: existingId } })
+
 function writtenId(result: WriteResult): number {
   if (result === null) throw leadNotFound()
-  if ('duplicateOf' in result) throw new AppError('duplicate_contact', 'Duplicate contact', { extra: { existing_id: result.duplicateOf } })
+  if ('duplicateOf' in result) throw duplicateContact(result.duplicateOf)
   return result.id
 }
 
@@ -55,9 +57,10 @@ export async function listLeads(deps: Pick<Services, 'database' | 'reads'>, busi
  * stored with the Idempotency-Key like an answer. Returns the new lead's id.
  */
 export async function createLead(tx: Db, businessId: number, body: LeadCreate): Promise<number> {
-  const id = writtenId(await insertContact(tx, businessId, leadInputToColumns(body)))
-  await recordEvents(tx, businessId, [await leadCreatedEvent(tx, businessId, id)])
-  return id
+  const written = await insertContact(tx, businessId, leadInputToColumns(body))
+  if ('duplicateOf' in written) throw duplicateContact(written.duplicateOf)
+  await recordEvents(tx, businessId, [{ type: 'lead.created', object: leadView(written.row) }])
+  return written.row.id
 }
 
 async function leadCreatedEvent(tx: Db, businessId: number, id: number): Promise<NewEvent> {
