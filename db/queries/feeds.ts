@@ -44,7 +44,7 @@ export interface FeedEntry {
  * through a server-side cursor, so a feed of any size is streamed in constant memory. The order
  * is catalogue_business_updated_idx's, so rows stream from the index without a sort.
  */
-export async function* catalogueForFeed(sql: Sql, businessId: number, batchSize = 500): AsyncGenerator<FeedEntry[]> {
+export async function* catalogueForFeed(sql: Sql, businessId: number, batchSize = 100): AsyncGenerator<FeedEntry[]> {
   // The pool's client is shared with drizzle, which reads timestamps as text.
   const cursor = sql<{ doc: string; changed_at: string | Date }[]>`
     select doc::text as doc, changed_at from catalogue_entries where business_id = ${businessId}
