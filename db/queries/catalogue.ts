@@ -311,7 +311,8 @@ export function catalogueListSql(q: CatalogueListQuery, mode: CountMode = defaul
   const limit = `${(params.push(q.limit), `$${params.length}`)}::int`
   const offset = `${(params.push(q.offset), `$${params.length}`)}::int`
   const byRank = searchRef !== undefined && !q.sort
-  const cols = q.sort ? `property_id, ${q.priceColumn}` : byRank ? `property_id, updated_at, ts_rank_cd(tsv, ${searchQuery(searchRef)}) as rank` : 'property_id, updated_at'
+  // Relevance is ts_rank, not ts_rank_cd: cover density cost ten times more per match (docs/properties.md).
+  const cols = q.sort ? `property_id, ${q.priceColumn}` : byRank ? `property_id, updated_at, ts_rank(tsv, ${searchQuery(searchRef)}) as rank` : 'property_id, updated_at'
   const agg = `select string_agg(c.doc::text, ',' order by ${orderOf(q, 'c.', byRank ? 'page.rank' : undefined)}) from page join catalogue_entries c using (property_id)`
   const pageOrder = orderOf(q, '', byRank ? 'rank' : undefined)
   if (mode === 'window') {
