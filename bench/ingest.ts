@@ -113,7 +113,9 @@ async function runWorkers() {
 }
 
 function spawnChild(mode: string, env: Record<string, string>, port = 0) {
-  const child = Bun.spawn(['bun', import.meta.path, `--${mode}`, '--port', String(port)], { env: { ...process.env, ...env, LOG_LEVEL: 'error' }, stdout: 'pipe', stderr: 'inherit' })
+  // BENCH_PROFILE_DIR: the API processes write a CPU profile (markdown) there when stopped.
+  const profile = process.env.BENCH_PROFILE_DIR && mode === 'api' ? ['--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []
+  const child = Bun.spawn(['bun', ...profile, import.meta.path, `--${mode}`, '--port', String(port)], { env: { ...process.env, ...env, LOG_LEVEL: 'error' }, stdout: 'pipe', stderr: 'inherit' })
   const ready = (async () => {
     const reader = child.stdout.getReader()
     let text = ''
