@@ -451,7 +451,7 @@ export const PropertyListQuery = t.Object(
           'Full-text search (1–200 characters) in title, description (HTML stripped), city, province, subtype label and every `translations` text; ' +
           'Spanish stemming with accents and case ignored (`piscina` finds `Piscinas`, `atico` finds `Ático`), English words through the English translation. ' +
           'Web-search syntax: every word must match, `"a phrase"` matches words in sequence, `-word` excludes, `or` between words matches either. ' +
-          'Combined with the other filters by AND; without `sort` the list is ordered by relevance, ties by `updated_at` then `id`, descending. Address, building name and postal code are not searched.',
+          'Combined with the other filters by AND; without `sort` the list is ordered by relevance (reading: PostgreSQL `ts_rank` over titles first, then subtype, city and province, then descriptions), ties by `updated_at` then `id`, descending. Address, building name and postal code are not searched.',
         examples: ['atico piscina', '"vistas al mar" -bajo'],
       }),
     ),
