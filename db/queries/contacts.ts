@@ -7,6 +7,8 @@
 import { and, count, eq, gte, isNotNull, sql as dsql, type SQL } from 'drizzle-orm'
 import { isUniqueViolation, type Db, type Sql } from '../client'
 import { contacts, type ContactRow } from '../schema'
+import { isoText, provisionalSequence, type NewEventRow } from './events'
+import { rowOf } from './row-of'
 
 export const PHONE_UNIQUE = 'contacts_business_phone_uq'
 export const EMAIL_UNIQUE = 'contacts_business_email_uq'
@@ -61,10 +63,17 @@ async function findDuplicateId(db: Db, businessId: number, by: { phone: string }
  * email. One statement and no savepoint: `on conflict do nothing` covers both unique indexes
  * (it waits for a concurrent inserter of the same phone or email to finish, as a unique
  * violation would), so a duplicate ends the statement without aborting the caller's transaction.
+ * With `created`, the contact's event is inserted by the same statement (insertWithCreatedEvent).
  */
-export async function insertContact(db: Db, businessId: number, columns: ContactColumns & { name: string }): Promise<{ row: ContactRow } | { duplicateOf: number }> {
+export async function insertContact(
+  db: Db,
+  businessId: number,
+  columns: ContactColumns & { name: string },
+  created?: NewEventRow,
+): Promise<{ row: ContactRow } | { duplicateOf: number }> {
   for (let attempt = 0; ; attempt++) {
-    const [row] = await db.insert(contacts).values({ ...columns, businessId }).onConflictDoNothing().returning()
+    const insert = db.insert(contacts).values({ ...columns, businessId }).onConflictDoNothing().returning()
+    const [row] = created ? await insertWithCreatedEvent(db, insert.getSQL(), created) : await insert
     if (row) return { row }
     const existing =
       (columns.phone ? await findDuplicateId(db, businessId, { phone: columns.phone }) : null) ??
@@ -73,6 +82,27 @@ export async function insertContact(db: Db, businessId: number, columns: Contact
     // The holder changed its phone/email (or was deleted) in between: the insert may now succeed.
     if (attempt >= 2) throw new Error('contact insert: a conflicting contact kept changing')
   }
+}
+
+/**
+ * The contact's insert and its `created` event in one statement: the event's `data.object` is
+ * the lead as built before the insert, with `id`, `created_at` and `updated_at` set from the
+ * inserted row. No row (a duplicate), no event.
+ */
+async function insertWithCreatedEvent(db: Db, insert: SQL, created: NewEventRow): Promise<ContactRow[]> {
+  const rows = await db.execute<Record<string, unknown>>(dsql`
+    with c as (${insert}),
+    created as (
+      insert into events (id, business_id, type, sequence, data, created_at)
+      select ${created.id}, c.business_id, ${created.type}, ${provisionalSequence()},
+        jsonb_set(jsonb_set(jsonb_set(${JSON.stringify(created.data)}::jsonb,
+          '{object,id}', to_jsonb(c.id)),
+          '{object,created_at}', to_jsonb(${isoText(dsql`c.created_at`)})),
+          '{object,updated_at}', to_jsonb(${isoText(dsql`c.updated_at`)})),
+        clock_timestamp()
+      from c)
+    select * from c`)
+  return [...rows].map((raw) => rowOf(contacts, raw))
 }
 
 /** Supplied columns only; bumps updated_at. null when the id is not a contact of this business. */

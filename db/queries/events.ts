@@ -1,5 +1,5 @@
 /** The event outbox (contract §10.1): recording, reading, relaying, retention and erasure. */
-import { sql } from 'drizzle-orm'
+import { sql, type SQL } from 'drizzle-orm'
 import type { Db } from '../client'
 
 /**
@@ -18,6 +18,27 @@ export interface NewEventRow {
 /** 2^62: provisional sequences are nextval − this, negative and below every real sequence. */
 export const PROVISIONAL_OFFSET = '4611686018427387904'
 
+/** A provisional sequence for a new event row (see appendEvents). */
+export const provisionalSequence = () => sql`nextval('events_pending_order_seq') - ${PROVISIONAL_OFFSET}::bigint`
+
+/** A timestamp column as JavaScript's toISOString writes it (UTC, milliseconds, truncated). */
+export const isoText = (column: SQL) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
+/** The insert of one business's event rows, in the order given. */
+function insertEventsSql(businessId: number, rows: NewEventRow[]): SQL {
+  if (rows.length === 1) {
+    // The common case (one change, one event): a plain VALUES row plans cheaper than unpacking JSON.
+    const [e] = rows
+    return sql`
+      insert into events (id, business_id, type, sequence, data, created_at)
+      values (${e.id}, ${businessId}, ${e.type}, ${provisionalSequence()}, ${JSON.stringify(e.data)}::jsonb, clock_timestamp())`
+  }
+  return sql`
+    insert into events (id, business_id, type, sequence, data, created_at)
+    select e.item->>'id', ${businessId}, e.item->>'type', ${provisionalSequence()}, e.item->'data', clock_timestamp()
+    from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) with ordinality as e(item, ord)`
+}
+
 /**
  * Appends events of one business in the caller's transaction, in one statement, in the order
  * given. Takes no lock: the row's `sequence` is provisional (negative, from a PostgreSQL
@@ -28,18 +49,17 @@ export const PROVISIONAL_OFFSET = '4611686018427387904'
  */
 export async function appendEvents(db: Db, businessId: number, rows: NewEventRow[]): Promise<void> {
   if (rows.length === 0) return
-  if (rows.length === 1) {
-    // The common case (one change, one event): a plain VALUES row plans cheaper than unpacking JSON.
-    const [e] = rows
-    await db.execute(sql`
-      insert into events (id, business_id, type, sequence, data, created_at)
-      values (${e.id}, ${businessId}, ${e.type}, nextval('events_pending_order_seq') - ${PROVISIONAL_OFFSET}::bigint, ${JSON.stringify(e.data)}::jsonb, clock_timestamp())`)
-    return
-  }
-  await db.execute(sql`
-    insert into events (id, business_id, type, sequence, data, created_at)
-    select e.item->>'id', ${businessId}, e.item->>'type', nextval('events_pending_order_seq') - ${PROVISIONAL_OFFSET}::bigint, e.item->'data', clock_timestamp()
-    from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) with ordinality as e(item, ord)`)
+  await db.execute(insertEventsSql(businessId, rows))
+}
+
+/**
+ * Runs `write` (an insert, update or delete without RETURNING) and appends `rows` as appendEvents
+ * does, in the same statement (a data-modifying CTE). A statement costs PostgreSQL about as much
+ * as a small row write (docs/events.md "Figures"), so the change and its event go as one.
+ */
+export async function executeWithEvents(db: Db, write: SQL, businessId: number, rows: NewEventRow[]): Promise<void> {
+  if (rows.length === 0) await db.execute(write)
+  else await db.execute(sql`with change as (${write}) ${insertEventsSql(businessId, rows)}`)
 }
 
 export interface EventRecord {
@@ -88,7 +108,7 @@ export async function listEventsJson(db: Db, q: { businessId: number; after: num
   // Each row arrives as its JSON text: one column to decode per event instead of five.
   const rows = await db.execute<{ event: string; sequence: string }>(sql`
     select '{"id":' || to_json(id)::text || ',"type":' || to_json(type)::text
-        || ',"created_at":"' || to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+        || ',"created_at":"' || ${isoText(sql`created_at`)}
         || '","sequence":' || sequence || ',"data":' || data::text || '}' as event, sequence
     from events
     where business_id = ${q.businessId} and sequence > ${q.after} and ${typeCondition(q.types)}

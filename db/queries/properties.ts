@@ -1,6 +1,7 @@
 /** Data access for the private `properties` record (contract §3). Every lookup is scoped by business. */
 import { and, count, eq, sql } from 'drizzle-orm'
 import type { Db } from '../client'
+import { executeWithEvents, type NewEventRow } from './events'
 import { contacts, properties, type PropertyRow } from '../schema'
 
 /**
@@ -22,9 +23,12 @@ export async function findProperty(db: Db, businessId: number, id: number, optio
   return row ?? null
 }
 
-export async function updatePropertyColumns(db: Db, id: number, columns: PropertyColumns): Promise<void> {
+/** With `events`, the update and the events' insert are one statement (executeWithEvents). */
+export async function updatePropertyColumns(db: Db, id: number, columns: PropertyColumns, events?: { businessId: number; rows: NewEventRow[] }): Promise<void> {
   // metadata and images are not in `columns`: an update preserves them (api-spec §4.5).
-  await db.update(properties).set({ ...columns, updatedAt: sql`now()` }).where(eq(properties.id, id))
+  const update = db.update(properties).set({ ...columns, updatedAt: sql`now()` }).where(eq(properties.id, id))
+  if (events) await executeWithEvents(db, update.getSQL(), events.businessId, events.rows)
+  else await update
 }
 
 /** Sets `published_at` once (publishing twice keeps the first date); null unpublishes. */

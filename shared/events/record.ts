@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { Db } from '../../db/client'
-import { appendEvents } from '../../db/queries/events'
+import { appendEvents, type NewEventRow } from '../../db/queries/events'
 import type { EventType } from './schemas'
 
 export interface NewEvent {
@@ -35,13 +35,21 @@ export function disableEventRecordingForBenchmark(): void {
   recording = false
 }
 
-export async function recordEvents(tx: Db, businessId: number, events: NewEvent[]): Promise<void> {
-  if (!recording) return
-  await appendEvents(tx, businessId, events.map((e) => ({
+/**
+ * The outbox rows of `events`, each with a new id, for a query that writes them together with
+ * its change (executeWithEvents and the like); none while the benchmark has recording off.
+ */
+export function eventRows(events: NewEvent[]): NewEventRow[] {
+  if (!recording) return []
+  return events.map((e) => ({
     id: newEventId(),
     type: e.type,
     data: e.previousAttributes === undefined ? { object: e.object } : { object: e.object, previous_attributes: e.previousAttributes },
-  })))
+  }))
+}
+
+export async function recordEvents(tx: Db, businessId: number, events: NewEvent[]): Promise<void> {
+  await appendEvents(tx, businessId, eventRows(events))
 }
 
 export const recordEvent = (tx: Db, businessId: number, event: NewEvent) => recordEvents(tx, businessId, [event])

@@ -5,11 +5,11 @@
  */
 import type { Db } from '../../db/client'
 import type { ContactRow } from '../../db/schema'
-import { findContact, insertContact, insertIngestContacts, listContacts, updateContact, type WriteResult } from '../../db/queries/contacts'
+import { findContact, insertContact, insertIngestContacts, listContacts, updateContact, type ContactColumns, type WriteResult } from '../../db/queries/contacts'
 import { findOrCreateContact, insertInquiry, isPropertyOfBusiness, listInquiriesOfContact, type InquiryListRow } from '../../db/queries/inquiries'
 import { hasEnabledOutreachEndpoint, insertOutreachDelivery } from '../../db/queries/outreach'
 import { newDeliveryId, type DeliveryBody } from '../outreach/delivery'
-import { recordEvents, type NewEvent } from '../events/record'
+import { eventRows, recordEvents, type NewEvent } from '../events/record'
 import { AppError, fieldError, notFound } from '../platform/errors'
 import { readFor } from '../platform/read-replica'
 import type { Services } from '../platform/services'
@@ -29,6 +29,17 @@ export { buildIngestLead as prepareIngestLead } from './ingest'
 const leadNotFound = () => notFound('Lead')
 
 /** contract §4, §6: 409 `Duplicate contact` naming the contact that holds the phone or email. */
+/** A contact about to be inserted as its row will read, column defaults applied; id and timestamps are placeholders. */
+function unsavedContact(businessId: number, c: ContactColumns & { name: string }): ContactRow {
+  const epoch = new Date(0)
+  return {
+    id: 0, businessId, type: c.type ?? 'demandante', name: c.name, email: c.email ?? null, phone: c.phone ?? null, source: c.source ?? null,
+    operation: c.operation ?? null, propertyTypes: c.propertyTypes ?? [], rating: c.rating ?? null, urgency: c.urgency ?? null,
+    budgetMax: c.budgetMax ?? null, minBedrooms: c.minBedrooms ?? null, searchLocation: c.searchLocation ?? null, notes: c.notes ?? '',
+    createdAt: epoch, updatedAt: epoch,
+  }
+}
+
 const duplicateContact = (existingId: number) => new AppError('duplicate_contact', 'Duplicate contact', { extra: { existing_id: existingId } })
 
 function writtenId(result: WriteResult): number {
@@ -57,9 +68,12 @@ export async function listLeads(deps: Pick<Services, 'database' | 'reads'>, busi
  * stored with the Idempotency-Key like an answer. Returns the new lead's id.
  */
 export async function createLead(tx: Db, businessId: number, body: LeadCreate): Promise<number> {
-  const written = await insertContact(tx, businessId, leadInputToColumns(body))
+  const columns = leadInputToColumns(body)
+  // lead.created goes with the insert, in its statement: the lead as it will read, the row's id
+  // and timestamps filled in by PostgreSQL.
+  const [created] = eventRows([{ type: 'lead.created', object: leadView(unsavedContact(businessId, columns)) }])
+  const written = await insertContact(tx, businessId, columns, created)
   if ('duplicateOf' in written) throw duplicateContact(written.duplicateOf)
-  await recordEvents(tx, businessId, [{ type: 'lead.created', object: leadView(written.row) }])
   return written.row.id
 }
 

@@ -18,7 +18,7 @@ import { readFor } from '../platform/read-replica'
 import type { Services } from '../platform/services'
 import { assertSchema } from '../platform/validation'
 import { catalogueDocOf } from '../../db/queries/events'
-import { recordEvents } from '../events/record'
+import { eventRows, recordEvents } from '../events/record'
 import { deletePropertyRow, mediaKeysOfProperty } from '../../db/queries/property-removal'
 import { recordEvent } from '../events/record'
 import { imagesOfProperty } from '../media/images'
@@ -88,12 +88,12 @@ export function updateProperty(deps: ListingsDeps, businessId: number, propertyI
     const merged: unknown = mergePatch(rowToInput(row), patch)
     assertSchema('body', PropertyMerged, merged)
     await checkInput(tx, businessId, merged, patch.owner_id !== undefined && patch.owner_id !== null)
-    await updatePropertyColumns(tx, row.id, inputToColumns(merged))
+    // contract §10.1: property.updated when the PATCH changed something, with the fields sent;
+    // recorded by the update's own statement.
+    const changed = JSON.stringify(rowToInput(row)) !== JSON.stringify(merged)
+    const events = eventRows(changed ? [{ type: 'property.updated', object: { id: row.id, published: row.publishedAt !== null, ...patch } }] : [])
+    await updatePropertyColumns(tx, row.id, inputToColumns(merged), { businessId, rows: events })
     if (row.publishedAt !== null) await rebuild.rebuildCatalogueEntry(tx, row.id)
-    // contract §10.1: property.updated when the PATCH changed something, with the fields sent.
-    if (JSON.stringify(rowToInput(row)) !== JSON.stringify(merged)) {
-      await recordEvents(tx, businessId, [{ type: 'property.updated', object: { id: row.id, published: row.publishedAt !== null, ...patch } }])
-    }
   })
 }
 

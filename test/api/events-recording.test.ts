@@ -43,6 +43,24 @@ describe('lead events', () => {
     expect(events[0].data.object).toEqual(shown.body.data)
   })
 
+  test('lead.created is built with the insert: every field, defaults and odd values read as GET /leads/{id} shows them', async () => {
+    const bodies = [
+      { name: 'Solo Nombre' },
+      {
+        name: '  Émile Ñúñez 🏠  ', type: 'propietario', email: `MiXeD.${Date.now()}@Example.com`, source: 'portal "x"\n', operation: 'traspaso',
+        property_types: ['local', 'apartamento'], rating: 5, urgency: 'alta-urgencia', budget_max: 1234.56, min_bedrooms: 0,
+        search_location: { zeta: [1, 2.5, { b: null, a: 'ü' }], a: true, name: 'Ruzafa', long_key_name: { nested: {} } }, notes: 'línea 1\nlínea 2 \u2028 <&>',
+      },
+    ]
+    for (const body of bodies) {
+      const id = await createLead(ctx, biz.apiKey, body)
+      const [event] = (await eventsOf(biz.id)).filter((e) => e.data.object.id === id)
+      const shown = await call(ctx.app, 'GET', `/v1/leads/${id}`, { key: biz.apiKey })
+      expect(event.data.object).toEqual(shown.body.data)
+      expect(event.data.object.created_at).toBe(shown.body.data.created_at)
+    }
+  })
+
   test('a refused create (409) records nothing', async () => {
     const body = leadBody()
     await createLead(ctx, biz.apiKey, body)
