@@ -95,10 +95,8 @@ async function insertWithCreatedEvent(db: Db, insert: SQL, created: NewEventRow)
     created as (
       insert into events (id, business_id, type, sequence, data, created_at)
       select ${created.id}, c.business_id, ${created.type}, ${provisionalSequence()},
-        jsonb_set(jsonb_set(jsonb_set(${JSON.stringify(created.data)}::jsonb,
-          '{object,id}', to_jsonb(c.id)),
-          '{object,created_at}', to_jsonb(${isoText(dsql`c.created_at`)})),
-          '{object,updated_at}', to_jsonb(${isoText(dsql`c.updated_at`)})),
+        jsonb_build_object('object', ${JSON.stringify((created.data as { object: unknown }).object)}::jsonb
+          || jsonb_build_object('id', c.id, 'created_at', ${isoText(dsql`c.created_at`)}, 'updated_at', ${isoText(dsql`c.updated_at`)})),
         clock_timestamp()
       from c)
     select * from c`)
