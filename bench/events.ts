@@ -5,7 +5,8 @@
  * side in one run, every store local, every server a child process on loopback:
  *  1. write latency at c=16: POST /leads and PATCH /properties, p50/p95, against an API process
  *     that records no events and one that does (the per-business sequence must not serialise a
- *     business's writes: every request here is the same business);
+ *     business's writes: every request here is the same business), with the CPU time per
+ *     request of the API process and of PostgreSQL (/proc: where the events' cost lands);
  *  2. rental-ingest throughput (accepted and persisted leads/s, one lead-ingest worker process)
  *     without any webhook endpoint, then with one `lead.created` endpoint on loopback delivered by
  *     a webhook-delivery worker process at the same time;
@@ -20,6 +21,7 @@ import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
 import { parseFlags } from './flags'
 import { Http1Pool, prepareRequest } from './http1-client'
+import { cpuSeconds, postgresCpuSeconds } from './load'
 import { migrateDatabase } from '../db/migrate'
 import { generateApiKey } from '../shared/access/api-key-format'
 import { getConfig } from '../shared/platform/config'
@@ -171,7 +173,8 @@ try {
   if (PHASES.has('1')) {
   console.log('\n1. write latency at c=16, one business (p50 / p95; goal: with events ≤ 1.2× without)')
   line('', 'without events', 'with events', 'ratio p95')
-  const writes: Record<string, { p50: number; p95: number; rps: number; errors: number }[]> = { 'POST /leads': [], 'PATCH /properties/{id}': [] }
+  type WriteRun = { p50: number; p95: number; rps: number; errors: number; apiMs: number; pgMs: number }
+  const writes: Record<string, WriteRun[]> = { 'POST /leads': [], 'PATCH /properties/{id}': [] }
   // Alternating runs (without, with, without, with), each its own API process and business, so a
   // drift of the machine over the phase weighs on both; the figures are the means of the two.
   for (const [round, mode] of (['without', 'with', 'without', 'with'] as const).entries()) {
@@ -189,18 +192,29 @@ try {
     // Warm-up, then the measured runs.
     await load(base, 16, 2, (i) => prepareRequest('POST', new URL('/v1/leads', base), h, JSON.stringify({ name: `w ${i}`, phone: phone(i, seed + 5_000_000) })))
     await load(base, 16, 1, (i) => prepareRequest('PATCH', new URL(`/v1/properties/${ids[i % ids.length]}`, base), h, JSON.stringify({ title: `w${i}` })))
-    const leads = await load(base, 16, DURATION_S, (i) => prepareRequest('POST', new URL('/v1/leads', base), h, JSON.stringify({ name: `Lead ${i}`, phone: phone(i, seed) })))
-    const patches = await load(base, 16, DURATION_S, (i) => prepareRequest('PATCH', new URL(`/v1/properties/${ids[i % ids.length]}`, base), h, JSON.stringify({ title: `t${i}` })))
-    writes['POST /leads'].push({ p50: pct(leads.latencies, 50), p95: pct(leads.latencies, 95), rps: leads.latencies.length / DURATION_S, errors: leads.errors })
-    writes['PATCH /properties/{id}'].push({ p50: pct(patches.latencies, 50), p95: pct(patches.latencies, 95), rps: patches.latencies.length / DURATION_S, errors: patches.errors })
+    // CPU per request of the API process and of PostgreSQL (all its processes), from /proc.
+    const measured = async (run: () => ReturnType<typeof load>) => {
+      const [api0, pg0] = [cpuSeconds(api.pid), postgresCpuSeconds()]
+      const result = await run()
+      const n = Math.max(1, result.latencies.length)
+      return { ...result, apiMs: ((cpuSeconds(api.pid) - api0) / n) * 1000, pgMs: ((postgresCpuSeconds() - pg0) / n) * 1000 }
+    }
+    const leads = await measured(() => load(base, 16, DURATION_S, (i) => prepareRequest('POST', new URL('/v1/leads', base), h, JSON.stringify({ name: `Lead ${i}`, phone: phone(i, seed) }))))
+    const patches = await measured(() => load(base, 16, DURATION_S, (i) => prepareRequest('PATCH', new URL(`/v1/properties/${ids[i % ids.length]}`, base), h, JSON.stringify({ title: `t${i}` }))))
+    writes['POST /leads'].push({ p50: pct(leads.latencies, 50), p95: pct(leads.latencies, 95), rps: leads.latencies.length / DURATION_S, errors: leads.errors, apiMs: leads.apiMs, pgMs: leads.pgMs })
+    writes['PATCH /properties/{id}'].push({ p50: pct(patches.latencies, 50), p95: pct(patches.latencies, 95), rps: patches.latencies.length / DURATION_S, errors: patches.errors, apiMs: patches.apiMs, pgMs: patches.pgMs })
     await stop(api)
   }
-  const mean = (xs: { p50: number; p95: number; rps: number; errors: number }[]) => ({
+  const mean = (xs: WriteRun[]): WriteRun => ({
     p50: (xs[0].p50 + xs[1].p50) / 2, p95: (xs[0].p95 + xs[1].p95) / 2, rps: (xs[0].rps + xs[1].rps) / 2, errors: xs[0].errors + xs[1].errors,
+    apiMs: (xs[0].apiMs + xs[1].apiMs) / 2, pgMs: (xs[0].pgMs + xs[1].pgMs) / 2,
   })
-  for (const [label, runs] of Object.entries(writes)) {
-    const [a, b] = [mean([runs[0], runs[2]]), mean([runs[1], runs[3]])]
+  const means = Object.entries(writes).map(([label, runs]) => [label, mean([runs[0], runs[2]]), mean([runs[1], runs[3]])] as const)
+  for (const [label, a, b] of means) {
     line(label, `${ms(a.p50)} / ${ms(a.p95)} (${a.rps.toFixed(0)}/s)`, `${ms(b.p50)} / ${ms(b.p95)} (${b.rps.toFixed(0)}/s)`, `${(b.p95 / a.p95).toFixed(2)}×${a.errors + b.errors ? ` (${a.errors + b.errors} errors)` : ''}`)
+  }
+  for (const [label, a, b] of means) {
+    line(`  CPU per request: API + PostgreSQL`, `${a.apiMs.toFixed(3)} + ${a.pgMs.toFixed(3)} ms`, `${b.apiMs.toFixed(3)} + ${b.pgMs.toFixed(3)} ms`, label)
   }
   }
 

@@ -4,6 +4,7 @@
  * figures of a run, a child's resident memory and the machine's load average, printed beside
  * every figure because the machine is shared.
  */
+import { readdirSync, readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { Http1Pool, type Http1Response } from './http1-client'
 
@@ -82,6 +83,30 @@ export async function rssMb(pid: number): Promise<number> {
   } catch {
     return NaN
   }
+}
+
+/** CPU seconds (user + system) a process has used (Linux /proc; clock ticks at 100 Hz), 0 when it cannot be read. */
+export function cpuSeconds(pid: number | string): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return 0
+  }
+}
+
+/** CPU seconds used so far by every process named `postgres` (the server and its backends) on this machine. */
+export function postgresCpuSeconds(): number {
+  let total = 0
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += cpuSeconds(pid)
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total
 }
 
 /** The 1-minute load average, as printed beside each figure. */
