@@ -30,7 +30,7 @@ export type WriteResult = { id: number } | { duplicateOf: number } | null
 
 /**
  * Runs one write in a savepoint so a unique violation does not abort the caller's transaction
- * (POST /leads runs inside `idempotent()`'s), then reads the id of the contact that holds the
+ * (PATCH /leads runs inside one), then reads the id of the contact that holds the
  * phone or email. The violated constraint says which; the existing row is committed (PostgreSQL
  * waits for a concurrent inserter before reporting the violation), so it is visible here.
  */
@@ -86,8 +86,8 @@ export async function insertContact(
 
 /**
  * The contact's insert and its `created` event in one statement: the event's `data.object` is
- * the lead as built before the insert, with `id`, `created_at` and `updated_at` set from the
- * inserted row. No row (a duplicate), no event.
+ * the lead as built before the insert, with every field the database fills (`id`, the columns
+ * with defaults, the timestamps) set from the inserted row. No row (a duplicate), no event.
  */
 async function insertWithCreatedEvent(db: Db, insert: SQL, created: NewEventRow): Promise<ContactRow[]> {
   const rows = await db.execute<Record<string, unknown>>(dsql`
@@ -96,7 +96,8 @@ async function insertWithCreatedEvent(db: Db, insert: SQL, created: NewEventRow)
       insert into events (id, business_id, type, sequence, data, created_at)
       select ${created.id}, c.business_id, ${created.type}, ${provisionalSequence()},
         jsonb_build_object('object', ${JSON.stringify((created.data as { object: unknown }).object)}::jsonb
-          || jsonb_build_object('id', c.id, 'created_at', ${isoText(dsql`c.created_at`)}, 'updated_at', ${isoText(dsql`c.updated_at`)})),
+          || jsonb_build_object('id', c.id, 'type', c.type, 'property_types', to_jsonb(c.property_types), 'notes', c.notes,
+               'created_at', ${isoText(dsql`c.created_at`)}, 'updated_at', ${isoText(dsql`c.updated_at`)})),
         clock_timestamp()
       from c)
     select * from c`)

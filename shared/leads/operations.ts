@@ -28,8 +28,11 @@ export { buildIngestLead as prepareIngestLead } from './ingest'
 
 const leadNotFound = () => notFound('Lead')
 
-/** contract §4, §6: 409 `Duplicate contact` naming the contact that holds the phone or email. */
-/** A contact about to be inserted as its row will read, column defaults applied; id and timestamps are placeholders. */
+/**
+ * A contact about to be inserted, for the lead object of its `lead.created`. Every field the
+ * database may fill (id, timestamps, the column defaults) is overwritten from the inserted row
+ * by insertContact, so the values here for those are placeholders.
+ */
 function unsavedContact(businessId: number, c: ContactColumns & { name: string }): ContactRow {
   const epoch = new Date(0)
   return {
@@ -40,6 +43,7 @@ function unsavedContact(businessId: number, c: ContactColumns & { name: string }
   }
 }
 
+/** contract §4, §6: 409 `Duplicate contact` naming the contact that holds the phone or email. */
 const duplicateContact = (existingId: number) => new AppError('duplicate_contact', 'Duplicate contact', { extra: { existing_id: existingId } })
 
 function writtenId(result: WriteResult): number {
