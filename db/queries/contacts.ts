@@ -86,8 +86,10 @@ export async function insertContact(
 
 /**
  * The contact's insert and its `created` event in one statement: the event's `data.object` is
- * the lead as built before the insert, with every field the database fills (`id`, the columns
- * with defaults, the timestamps) set from the inserted row. No row (a duplicate), no event.
+ * the lead as built before the insert (column defaults applied in JS: unsavedContact), with
+ * `id`, `created_at` and `updated_at` set from the inserted row. No row (a duplicate), no event.
+ * Setting the defaulted fields from the row too cost 5–10 % more PostgreSQL CPU per request
+ * (`bun run bench events --phases 1`); test/api/events-recording.test.ts pins the defaults instead.
  */
 async function insertWithCreatedEvent(db: Db, insert: SQL, created: NewEventRow): Promise<ContactRow[]> {
   const rows = await db.execute<Record<string, unknown>>(dsql`
@@ -96,8 +98,7 @@ async function insertWithCreatedEvent(db: Db, insert: SQL, created: NewEventRow)
       insert into events (id, business_id, type, sequence, data, created_at)
       select ${created.id}, c.business_id, ${created.type}, ${provisionalSequence()},
         jsonb_build_object('object', ${JSON.stringify((created.data as { object: unknown }).object)}::jsonb
-          || jsonb_build_object('id', c.id, 'type', c.type, 'property_types', to_jsonb(c.property_types), 'notes', c.notes,
-               'created_at', ${isoText(dsql`c.created_at`)}, 'updated_at', ${isoText(dsql`c.updated_at`)})),
+          || jsonb_build_object('id', c.id, 'created_at', ${isoText(dsql`c.created_at`)}, 'updated_at', ${isoText(dsql`c.updated_at`)})),
         clock_timestamp()
       from c)
     select * from c`)

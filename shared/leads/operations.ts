@@ -29,9 +29,10 @@ export { buildIngestLead as prepareIngestLead } from './ingest'
 const leadNotFound = () => notFound('Lead')
 
 /**
- * A contact about to be inserted, for the lead object of its `lead.created`. Every field the
- * database may fill (id, timestamps, the column defaults) is overwritten from the inserted row
- * by insertContact, so the values here for those are placeholders.
+ * A contact about to be inserted, for the lead object of its `lead.created`: the column defaults
+ * of `contacts` (type, property_types, notes) applied as the database applies them; id and
+ * timestamps are placeholders that insertContact sets from the inserted row.
+ * test/api/events-recording.test.ts fails if these defaults drift from the table's.
  */
 function unsavedContact(businessId: number, c: ContactColumns & { name: string }): ContactRow {
   const epoch = new Date(0)
