@@ -57,6 +57,7 @@ class EnqueueTimeout extends Error {
 export class IngestBatcher {
   private pending: Batch = openBatch()
   private timer: ReturnType<typeof setTimeout> | undefined
+  private immediate = false
   private readonly inFlight = new Set<Promise<void>>()
   private closing = false
   /** Counters for /metrics and the bench. */
@@ -70,8 +71,25 @@ export class IngestBatcher {
     batch.leads.push(lead)
     // While closing nothing waits for a timer: the shutdown must not be held up.
     if (this.closing || batch.leads.length >= this.options.maxItems) this.flush()
+    else if (this.inFlight.size === 0) this.flushSoon()
     else this.timer ??= setTimeout(() => this.flush(), this.options.maxWaitMs)
     return batch.done
+  }
+
+  /**
+   * Group commit: with no batch on its way to Redis, what arrived in this turn of the event loop
+   * goes at the end of it; while one is on its way, leads gather and leave when it is
+   * acknowledged (or at `maxWaitMs`, or full). A fixed wait capped the rate at connections per
+   * wait: 64 connections, 2 ms → about 21k leads/s whatever the CPU could do.
+   */
+  private flushSoon(): void {
+    if (this.immediate) return
+    this.immediate = true
+    setImmediate(() => {
+      this.immediate = false
+      if (this.inFlight.size === 0) this.flush()
+      else this.timer ??= setTimeout(() => this.flush(), this.options.maxWaitMs)
+    })
   }
 
   /** Sends what is pending now (no wait). */
@@ -83,7 +101,11 @@ export class IngestBatcher {
     if (this.pending.leads.length === 0) return
     const batch = this.pending
     this.pending = openBatch()
-    const done = this.send(batch).finally(() => this.inFlight.delete(done))
+    const done = this.send(batch).finally(() => {
+      this.inFlight.delete(done)
+      // What gathered while this batch was on its way leaves now.
+      if (this.inFlight.size === 0 && this.pending.leads.length) this.flush()
+    })
     this.inFlight.add(done)
   }
 

@@ -8,15 +8,14 @@ import type { QueueName } from '../shared/platform/queue-names'
  * process; operators add processes per queue with WORKER_QUEUES to scale further.
  */
 export const QUEUE_WORKER_OPTIONS: Record<QueueName, Partial<WorkerOptions>> = {
-  // Each job is one API micro-batch (up to INGEST_BATCH_MAX leads) inserted by ONE statement.
-  // A job's time is mostly round-trips (BullMQ's fetch and complete in Redis, the insert and its
-  // commit in PostgreSQL), so jobs in flight are what overlap them: `bun run bench ingest` on
-  // 2 cores persisted ~18k leads/s at 8, ~19k at 16 and 26–30k at 32 (2026-11-23). Past the
-  // worker's pool (DB_POOL_SIZE, 10–30) extra jobs wait for a connection; inserts are ordered by
-  // (business, phone), so concurrent ones cannot deadlock on the phone index.
+  // Each job is one API micro-batch; jobs in flight in a process share one transaction
+  // (worker/ingest-coalescer.ts), so the more are in flight the fuller each transaction. The rest
+  // of a job's time is BullMQ's fetch and complete in Redis. `bun run bench ingest` on 2 cores,
+  // 2 processes, 2026-11-27: 17.0k leads/s at 32, 19.6–20.6k at 100 (docs/leads.md). Inserts
+  // are ordered by (business, phone), so concurrent ones cannot deadlock on the phone index.
   // Jobs take milliseconds, so a short lock (renewed every 5 s) and a stalled check every 5 s
   // hand a dead worker's jobs to another within ~15 s instead of BullMQ's ~60 s default.
-  'lead-ingest': { concurrency: 32, lockDuration: 10_000, stalledInterval: 5_000 },
+  'lead-ingest': { concurrency: 100, lockDuration: 10_000, stalledInterval: 5_000 },
   // Mostly storage HEAD/GET calls: I/O bound.
   'upload-complete': { concurrency: 8 },
   // CPU bound (sharp); sharp uses its own thread pool, so more jobs than cores only adds memory.

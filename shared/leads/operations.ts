@@ -155,9 +155,10 @@ export async function listLeadInquiries(deps: Pick<Services, 'database'>, busine
 /**
  * Inserts one micro-batch of accepted rental leads (the lead-ingest worker, and the API when
  * Redis cannot take the batch). The first lead of a (business, phone) wins within the batch;
- * later and earlier duplicates create and update nothing. Returns the number of leads created.
+ * later and earlier duplicates create and update nothing. Returns the (business, phone) of each
+ * lead created.
  */
-export function storeIngestBatch(deps: Pick<Services, 'database'>, leads: IngestLead[]): Promise<number> {
+export function storeIngestBatch(deps: Pick<Services, 'database'>, leads: IngestLead[]): Promise<{ businessId: number; phone: string }[]> {
   const unique = dedupeIngestLeads(leads)
   return deps.database.db.transaction(async (tx) => {
     const created = await insertIngestContacts(tx, unique)
@@ -173,7 +174,7 @@ export function storeIngestBatch(deps: Pick<Services, 'database'>, leads: Ingest
       }
       await recordEvents(tx, businessId, events)
     }
-    return created.length
+    return created
   })
 }
 

@@ -29,6 +29,49 @@ describe('IngestBatcher', () => {
     expect(enqueued.map((x) => x.length)).toEqual([3])
   })
 
+  test('group commit: a lone lead waits no timer; leads arriving while a batch is on its way leave when it is acknowledged', async () => {
+    let open!: () => void
+    const gate = new Promise<void>((r) => (open = r))
+    const sent: number[] = []
+    const { b } = batcher({
+      maxWaitMs: 60_000,
+      enqueue: async (leads) => {
+        sent.push(leads.length)
+        if (sent.length === 1) await gate
+      },
+    })
+    const first = b.submit(lead(1))
+    // Sent at the end of this event-loop turn, not after maxWaitMs.
+    await new Promise((r) => setImmediate(r))
+    expect(sent).toEqual([1])
+    const later = [2, 3, 4].map((n) => b.submit(lead(n)))
+    await new Promise((r) => setImmediate(r))
+    // The first batch is still on its way: the next three gather behind it.
+    expect(sent).toEqual([1])
+    open()
+    expect(await first).toBe('queued')
+    expect(await Promise.all(later)).toEqual(['queued', 'queued', 'queued'])
+    expect(sent).toEqual([1, 3])
+  })
+
+  test('behind a batch that Redis does not acknowledge, gathered leads leave after maxWaitMs', async () => {
+    const sent: number[] = []
+    const { b } = batcher({
+      maxWaitMs: 5,
+      enqueueTimeoutMs: 5_000,
+      enqueue: async (leads) => {
+        sent.push(leads.length)
+        if (sent.length === 1) await new Promise((r) => setTimeout(r, 200))
+      },
+    })
+    const first = b.submit(lead(1))
+    await new Promise((r) => setImmediate(r))
+    const second = b.submit(lead(2))
+    expect(await second).toBe('queued')
+    expect(sent).toEqual([1, 1])
+    expect(await first).toBe('queued')
+  })
+
   test('a full batch is sent at once, without waiting for the timer', async () => {
     const { b, enqueued } = batcher({ maxWaitMs: 60_000 })
     const all = Promise.all([1, 2, 3, 4, 5, 6, 7].map((n) => b.submit(lead(n))))

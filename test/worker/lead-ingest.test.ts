@@ -51,6 +51,20 @@ describe('lead-ingest processor', () => {
     expect((await contactsOf(ctx, b.id)).find((r) => r.phone === phone)).toEqual(before)
   })
 
+  test('jobs running at the same time share a transaction; each counts the leads it created first', async () => {
+    const b = await seedBusiness(ctx)
+    const shared = uniquePhone()
+    const jobs = Array.from({ length: 12 }, (_, i) => ({ leads: [lead(b.id, `j${i}`), lead(b.id, `s${i}`, shared)] }))
+    const results = await Promise.all(jobs.map((data) => run(data)))
+    // The shared phone is created once, by the first job; every other lead once each.
+    expect(results.map((r) => r.created)).toEqual([2, ...Array(11).fill(1)])
+    const rows = await contactsOf(ctx, b.id)
+    expect(rows.length).toBe(13)
+    expect(rows.find((r) => r.phone === shared).name).toBe('s0')
+    const [{ events }] = await ctx.deps.database.sql<{ events: number }[]>`select count(*)::int as events from events where business_id = ${b.id} and type = 'lead.created'`
+    expect(events).toBe(13)
+  })
+
   test('a batch may mix businesses; a deleted business’s leads are dropped, not retried forever', async () => {
     const b1 = await seedBusiness(ctx)
     const b2 = await seedBusiness(ctx)

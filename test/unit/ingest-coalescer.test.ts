@@ -1,0 +1,78 @@
+/** The worker's group commit (worker/ingest-coalescer.ts) with a plain function as the store; the real store is in test/worker/lead-ingest.test.ts. */
+import { describe, expect, test } from 'bun:test'
+import { IngestCoalescer } from '../../worker/ingest-coalescer'
+import { buildIngestLead, type IngestLead } from '../../shared/leads/ingest'
+
+const lead = (n: number) => buildIngestLead(1, { source: 's', sourcePage: 'p', contact: { name: `n${n}`, phone: `+3460022${String(n).padStart(4, '0')}` }, search: {} })
+
+function coalescer(store: (leads: IngestLead[]) => Promise<void> = async () => {}, options = { parallel: 1, maxLeads: 1000 }) {
+  const calls: string[][] = []
+  const c = new IngestCoalescer(async (leads) => {
+    calls.push(leads.map((l) => l.name))
+    await store(leads)
+    return leads.map((l) => ({ businessId: l.businessId, phone: l.phone }))
+  }, options)
+  return { c, calls }
+}
+
+describe('IngestCoalescer', () => {
+  test('jobs arriving while a store runs go together in the next one', async () => {
+    let open!: () => void
+    const gate = new Promise<void>((r) => (open = r))
+    let first = true
+    const { c, calls } = coalescer(async () => {
+      if (first) (first = false), await gate
+    })
+    const a = c.store([lead(1)])
+    const rest = [c.store([lead(2), lead(3)]), c.store([lead(4)])]
+    open()
+    expect(await a).toBe(1)
+    expect(await Promise.all(rest)).toEqual([2, 1])
+    expect(calls).toEqual([['n1'], ['n2', 'n3', 'n4']])
+  })
+
+  test('a merged store stays within maxLeads (a larger job still goes, alone)', async () => {
+    let open!: () => void
+    const gate = new Promise<void>((r) => (open = r))
+    let first = true
+    const { c, calls } = coalescer(async () => {
+      if (first) (first = false), await gate
+    }, { parallel: 1, maxLeads: 3 })
+    const jobs = [c.store([lead(1)]), c.store([lead(2), lead(3)]), c.store([lead(4), lead(5)]), c.store([lead(6), lead(7), lead(8), lead(9)])]
+    open()
+    await Promise.all(jobs)
+    expect(calls).toEqual([['n1'], ['n2', 'n3'], ['n4', 'n5'], ['n6', 'n7', 'n8', 'n9']])
+  })
+
+  test('a failing merged store is retried job by job: only the bad job fails', async () => {
+    let open!: () => void
+    const gate = new Promise<void>((r) => (open = r))
+    let first = true
+    const { c, calls } = coalescer(async (leads) => {
+      if (first) (first = false), await gate
+      if (leads.some((l) => l.name === 'n3')) throw new Error('bad lead')
+    })
+    const a = c.store([lead(1)])
+    const good = c.store([lead(2)])
+    const bad = c.store([lead(3)])
+    const alsoGood = c.store([lead(4)])
+    open()
+    expect(await a).toBe(1)
+    expect(await good).toBe(1)
+    await expect(bad).rejects.toThrow('bad lead')
+    expect(await alsoGood).toBe(1)
+    expect(calls).toEqual([['n1'], ['n2', 'n3', 'n4'], ['n2'], ['n3'], ['n4']])
+  })
+
+  test('up to `parallel` stores run at once', async () => {
+    let running = 0
+    let most = 0
+    const { c } = coalescer(async () => {
+      most = Math.max(most, ++running)
+      await new Promise((r) => setTimeout(r, 5))
+      running--
+    }, { parallel: 2, maxLeads: 1 })
+    await Promise.all(Array.from({ length: 6 }, (_, i) => c.store([lead(i)])))
+    expect(most).toBe(2)
+  })
+})

@@ -1,0 +1,80 @@
+/**
+ * Group commit for the lead-ingest queue. The API sends a batch as soon as the one before it is in
+ * Redis (api/ingest-batcher.ts), so under load the jobs are many and small; one transaction per
+ * job made PostgreSQL's per-transaction cost the limit on leads stored per second. Jobs running
+ * at the same time in this process hand their leads over here: while a store is running the next
+ * jobs gather, and then go together in one transaction.
+ *
+ * A merged store that fails is retried job by job, so one job's failure never fails another's.
+ * Every store is idempotent (ON CONFLICT DO NOTHING on the phone), so a retried or repeated job
+ * changes nothing that is already stored.
+ */
+import type { IngestLead } from '../shared/leads/ingest'
+
+/** Stores leads in one transaction; returns the (business, phone) of each lead it created. */
+export type StoreLeads = (leads: IngestLead[]) => Promise<{ businessId: number; phone: string }[]>
+
+interface Waiting {
+  leads: IngestLead[]
+  resolve(created: number): void
+  reject(error: unknown): void
+}
+
+export interface IngestCoalescerOptions {
+  /** Stores running at once (each one transaction, so one connection). */
+  parallel: number
+  /** Leads per merged store at most; more wait for the next one. */
+  maxLeads: number
+}
+
+const keyOf = (businessId: number, phone: string) => `${businessId}\u0000${phone}`
+
+export class IngestCoalescer {
+  private readonly waiting: Waiting[] = []
+  private running = 0
+
+  constructor(private readonly storeLeads: StoreLeads, private readonly options: IngestCoalescerOptions) {}
+
+  /** Resolves, once the leads are committed, with how many of them this call created. */
+  store(leads: IngestLead[]): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ leads, resolve, reject })
+      if (this.running < this.options.parallel) void this.drain()
+    })
+  }
+
+  private async drain(): Promise<void> {
+    this.running++
+    try {
+      while (this.waiting.length) await this.run(this.take())
+    } finally {
+      this.running--
+    }
+  }
+
+  /** The waiting jobs in arrival order up to `maxLeads` leads (always at least one job). */
+  private take(): Waiting[] {
+    let n = 0
+    let count = 0
+    while (n < this.waiting.length && (n === 0 || count + this.waiting[n].leads.length <= this.options.maxLeads)) count += this.waiting[n++].leads.length
+    return this.waiting.splice(0, n)
+  }
+
+  private async run(group: Waiting[]): Promise<void> {
+    let created: { businessId: number; phone: string }[]
+    try {
+      created = await this.storeLeads(group.length === 1 ? group[0].leads : group.flatMap((w) => w.leads))
+    } catch (error) {
+      if (group.length === 1) return group[0].reject(error)
+      for (const w of group) await this.run([w])
+      return
+    }
+    // Each created lead counts for the first job that carried it, as if the jobs had run in turn.
+    const fresh = new Set(created.map((c) => keyOf(c.businessId, c.phone)))
+    for (const w of group) {
+      let n = 0
+      for (const lead of w.leads) if (fresh.delete(keyOf(lead.businessId, lead.phone))) n++
+      w.resolve(n)
+    }
+  }
+}
