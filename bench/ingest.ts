@@ -113,12 +113,14 @@ function serveBare(port: number) {
 async function runWorkers() {
   const { startWorkers } = await import('../worker/runtime')
   await startWorkers(getConfig(), createLogger('error'), ['lead-ingest'])
+  // An exit of its own on SIGTERM, so that a CPU profile (BENCH_PROFILE_DIR) is written.
+  process.on('SIGTERM', () => process.exit(0))
   console.log('ready')
 }
 
 function spawnChild(mode: string, env: Record<string, string>, port = 0) {
-  // BENCH_PROFILE_DIR: the API processes write a CPU profile (markdown) there when stopped.
-  const profile = process.env.BENCH_PROFILE_DIR && mode === 'serve-api' ? ['--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []
+  // BENCH_PROFILE_DIR: the API and worker processes write a CPU profile (markdown) there when stopped.
+  const profile = process.env.BENCH_PROFILE_DIR && (mode === 'serve-api' || mode === 'run-workers') ? ['--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []
   const child = Bun.spawn(['bun', ...profile, import.meta.path, `--${mode}`, '--port', String(port)], { env: { ...process.env, ...env, LOG_LEVEL: 'error' }, stdout: 'pipe', stderr: 'inherit' })
   const ready = (async () => {
     const reader = child.stdout.getReader()
