@@ -61,7 +61,7 @@ async function seed(): Promise<number> {
     const templateId = created.body.id
     await publishProperty(deps, business.id, templateId)
     const images = JSON.stringify(Array.from({ length: 10 }, (_, i) => ({ id: crypto.randomUUID(), url: `https://cdn.example.com/images/${crypto.randomUUID().replace(/-/g, '')}.jpg`, order: i + 1, is_primary: i === 0, title: '' })))
-    await sql`update catalogue_entries set doc = jsonb_set(doc, '{images}', ${images}::text::jsonb) where property_id = ${templateId}`
+    await sql`update catalogue_entries set doc = jsonb_set(doc::jsonb, '{images}', ${images}::text::jsonb)::json where property_id = ${templateId}`
     const batch = 10_000
     for (let done = 1; done < LISTINGS; done += batch) {
       const n = Math.min(batch, LISTINGS - done)
@@ -73,7 +73,7 @@ async function seed(): Promise<number> {
             from properties, generate_series(1, ${n}) g where id = ${templateId}
             returning id)
           insert into catalogue_entries (property_id, business_id, doc, status, operations, type, subtype_key, city_lc, price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, geog, updated_at, changed_at, tsv)
-          select copies.id, e.business_id, jsonb_set(e.doc, '{id}', to_jsonb(copies.id)), e.status, e.operations, e.type, e.subtype_key, e.city_lc, e.price_sale, e.price_rent, e.price_transfer, e.bedrooms, e.is_featured, e.rental_kind, e.geog, e.updated_at, e.changed_at, e.tsv
+          select copies.id, e.business_id, jsonb_set(e.doc::jsonb, '{id}', to_jsonb(copies.id))::json, e.status, e.operations, e.type, e.subtype_key, e.city_lc, e.price_sale, e.price_rent, e.price_transfer, e.bedrooms, e.is_featured, e.rental_kind, e.geog, e.updated_at, e.changed_at, e.tsv
           from copies, catalogue_entries e where e.property_id = ${templateId}`
       })
       process.stderr.write(`  seeded ${Math.min(done + batch, LISTINGS).toLocaleString()} / ${LISTINGS.toLocaleString()}\n`)

@@ -17,7 +17,9 @@ import {
 
 const NUMERIC_QUERY = ['limit', 'offset', 'min_price', 'max_price', 'min_bedrooms'] as const
 
-const jsonResponse = (body: string) => new Response(body, { headers: { 'content-type': 'application/json' } })
+const jsonResponse = (body: string | Blob) => new Response(body, { headers: { 'content-type': 'application/json' } })
+
+const LIST_HEAD = new TextEncoder().encode('{"status":"ok","data":[')
 
 export const propertyRoutes = (deps: AppDeps) => {
   return new Elysia({ name: 'routes.properties', prefix: '/v1', detail: { tags: ['Properties'] } })
@@ -43,10 +45,9 @@ export const propertyRoutes = (deps: AppDeps) => {
       '/properties',
       async ({ auth, query }) => {
         const page = await listCatalogue(deps, auth.business.id, query)
-        // The page's docs arrive as JSON text from PostgreSQL and are spliced in as they are.
-        return jsonResponse(
-          `{"status":"ok","data":[${page.dataText}],"count":${page.count},"limit":${page.limit},"offset":${page.offset},"filters":${JSON.stringify(page.filters)},"authenticated_as":${JSON.stringify(auth.business.name)}}`,
-        )
+        // The page's docs arrive as JSON bytes from PostgreSQL and are spliced in as they are.
+        const tail = `],"count":${page.count},"limit":${page.limit},"offset":${page.offset},"filters":${JSON.stringify(page.filters)},"authenticated_as":${JSON.stringify(auth.business.name)}}`
+        return jsonResponse(new Blob([LIST_HEAD, page.data, tail]))
       },
       {
         operation: 'listProperties',

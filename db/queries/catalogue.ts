@@ -118,13 +118,14 @@ export async function upsertCatalogueEntries(db: Db, entries: CatalogueEntry[]):
     lon: e.point?.lon ?? null,
     updated_at: e.updatedAt.toISOString(),
   }))
-  const columns = 'business_id, doc, status, operations, type, subtype_key, city_lc, price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, updated_at'.split(', ')
+  // `doc` is json (migration 0015), which has no equality: its text is compared, jsonb's rendering on both sides.
+  const columns = 'business_id, doc::text, status, operations, type, subtype_key, city_lc, price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, updated_at'.split(', ')
   const stored = [...columns.map((c) => `catalogue_entries.${c}`), 'ST_AsBinary(catalogue_entries.geog)'].join(', ')
   const proposed = [...columns.map((c) => `excluded.${c}`), 'ST_AsBinary(excluded.geog)'].join(', ')
   const rows = await db.execute<{ business_id: number; changed: boolean }>(dsql`
     insert into catalogue_entries (property_id, business_id, doc, status, operations, type, subtype_key, city_lc,
       price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, geog, updated_at)
-    select e.property_id, e.business_id, e.doc, e.status, e.operations, e.type, e.subtype_key, e.city_lc,
+    select e.property_id, e.business_id, e.doc::json, e.status, e.operations, e.type, e.subtype_key, e.city_lc,
       e.price_sale, e.price_rent, e.price_transfer, e.bedrooms, e.is_featured, e.rental_kind,
       case when e.lon is null then null else ST_SetSRID(ST_MakePoint(e.lon, e.lat), 4326)::geography end,
       e.updated_at
@@ -136,7 +137,7 @@ export async function upsertCatalogueEntries(db: Db, entries: CatalogueEntry[]):
       price_sale = excluded.price_sale, price_rent = excluded.price_rent, price_transfer = excluded.price_transfer,
       bedrooms = excluded.bedrooms, is_featured = excluded.is_featured, rental_kind = excluded.rental_kind,
       geog = excluded.geog, updated_at = excluded.updated_at,
-      changed_at = case when catalogue_entries.doc is distinct from excluded.doc then now() else catalogue_entries.changed_at end
+      changed_at = case when catalogue_entries.doc::text is distinct from excluded.doc::text then now() else catalogue_entries.changed_at end
     where (${dsql.raw(stored)}) is distinct from (${dsql.raw(proposed)}) or catalogue_entries.tsv is null
     returning business_id, changed_at = now() as changed`)
   return [...new Set(rows.filter((r) => r.changed).map((r) => r.business_id))]
@@ -330,10 +331,17 @@ select (${countSql})::int as count, (${agg}) as data`,
   }
 }
 
-export async function listCatalogue(sql: Sql, q: CatalogueListQuery, mode: CountMode = defaultCountMode(q)): Promise<{ count: number; dataText: string }> {
+const NO_BYTES = new Uint8Array(0)
+
+/**
+ * One page: the total and the docs joined by `,`, as the UTF-8 bytes PostgreSQL sent. A page of
+ * 100 listings is ~85 KB: read raw, it is never decoded into a string only to be encoded back
+ * into the response.
+ */
+export async function listCatalogue(sql: Sql, q: CatalogueListQuery, mode: CountMode = defaultCountMode(q)): Promise<{ count: number; data: Uint8Array }> {
   const { text, params } = catalogueListSql(q, mode)
-  const [row] = await sql.unsafe<{ count: number; data: string | null }[]>(text, params as never[])
-  return { count: row.count, dataText: row.data ?? '' }
+  const [[count, data]] = (await sql.unsafe(text, params as never[]).raw()) as unknown as [Buffer, Buffer | null][]
+  return { count: Number(count.toString('latin1')), data: data ?? NO_BYTES }
 }
 
 /** The catalogue version of a business: it moves with every transaction that changes its public catalogue. */

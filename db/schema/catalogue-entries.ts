@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { bigint, boolean, customType, doublePrecision, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
+import { bigint, boolean, customType, doublePrecision, index, integer, json, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
 import { businesses } from './businesses'
 import { properties } from './properties'
 import { geographyPoint } from './types'
@@ -20,7 +20,7 @@ export const catalogueEntries = pgTable(
   {
     propertyId: integer('property_id').primaryKey().references(() => properties.id, { onDelete: 'cascade' }),
     businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
-    doc: jsonb('doc').notNull(),
+    doc: json('doc').notNull(),
     status: text('status').notNull(),
     operations: text('operations').array().notNull(),
     type: text('type').notNull(),

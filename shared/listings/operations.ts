@@ -183,10 +183,10 @@ export async function deleteProperty(deps: Pick<Services, 'config' | 'database' 
   return { status: 'ok', id: propertyId }
 }
 
-/** One page of the public catalogue: the docs as PostgreSQL's JSON text, to be spliced in as they are. */
+/** One page of the public catalogue: the docs as PostgreSQL's JSON, to be spliced in as they are. */
 export interface CataloguePage {
-  /** The page's docs joined by `,`: the inside of the `data` array. */
-  dataText: string
+  /** The page's docs joined by `,` (the inside of the `data` array), as UTF-8 bytes. */
+  data: Uint8Array
   count: number
   limit: number
   offset: number
@@ -198,8 +198,8 @@ type CatalogueReadDeps = Pick<Services, 'database' | 'reads'>
 
 export async function listCatalogue(deps: CatalogueReadDeps, businessId: number, params: ListParams): Promise<CataloguePage> {
   const { query, filters } = catalogueQueryOf(businessId, params)
-  const { count, dataText } = await readFor(deps, businessId, (database) => queryCataloguePage(database.sql, query))
-  return { dataText, count, limit: query.limit, offset: query.offset, filters }
+  const { count, data } = await readFor(deps, businessId, (database) => queryCataloguePage(database.sql, query))
+  return { data, count, limit: query.limit, offset: query.offset, filters }
 }
 
 /** The stored public JSON of a published property of this business; a draft or foreign id is not found. */

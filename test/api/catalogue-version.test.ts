@@ -115,7 +115,7 @@ describe('catalogue version and changed_at', () => {
 
   test('a batch rebuild that repairs a stale document bumps once and moves that row only', async () => {
     const second = await createPublished(ctx, biz.apiKey, { title: 'Segundo' })
-    await ctx.deps.database.db.execute(sql`update catalogue_entries set doc = doc || '{"title":"viejo"}' where property_id = ${id}`)
+    await ctx.deps.database.db.execute(sql`update catalogue_entries set doc = (doc::jsonb || '{"title":"viejo"}')::json where property_id = ${id}`)
     const untouched = await rowChangedAt(second)
     const r = await across(id, () => rebuildCatalogueBatch(ctx.deps, { businessId: biz.id, afterId: 0, batchSize: 100 }))
     expect(r.bumps).toBe(1)
