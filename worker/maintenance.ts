@@ -5,7 +5,8 @@
  * originals of failed or abandoned uploads (contract §5); uploads, images and videos left
  * processing without a live job, and video uploads never completed (README "Exhausted jobs":
  * nothing stays processing for ever); storage deletions whose job was lost or gave up
- * (contract §9.1: retried until done).
+ * (contract §9.1: retried until done); and, on a server without autovacuum, a VACUUM of the
+ * tables traffic churns.
  */
 import { deleteExpiredIdempotencyAnswers } from '../shared/platform/idempotency'
 import { recoverMediaJobs, sweepUploads } from '../shared/media/operations'
@@ -14,6 +15,7 @@ import { sweepVideos } from '../shared/media/videos'
 import type { WorkerDeps } from './deps'
 import { sweepOutreachDeliveries } from '../shared/outreach/operations'
 import { sweepOldEvents } from '../shared/events/operations'
+import { vacuumWithoutAutovacuum } from '../shared/platform/vacuum'
 
 const INTERVAL_MS = 10 * 60 * 1000
 
@@ -28,6 +30,8 @@ export const MAINTENANCE_TASKS: Record<string, MaintenanceTask> = {
   'storage-deletions': (deps) => sweepStorageDeletions(deps),
   // contract §10.1: events are kept 30 days (their webhook deliveries go with them).
   events: (deps) => sweepOldEvents(deps),
+  // Last, after the sweeps' deletes; only when the server's autovacuum is off (docs/operations.md).
+  vacuum: (deps) => vacuumWithoutAutovacuum(deps),
 }
 
 export function startMaintenance(deps: WorkerDeps): { stop(): void; runOnce(): Promise<void> } {
