@@ -31,7 +31,7 @@ function insertEventsSql(businessId: number, rows: NewEventRow[]): SQL {
     const [e] = rows
     return sql`
       insert into events (id, business_id, type, sequence, data, created_at)
-      values (${e.id}, ${businessId}, ${e.type}, ${provisionalSequence()}, ${JSON.stringify(e.data)}::jsonb, clock_timestamp())`
+      values (${e.id}, ${businessId}, ${e.type}, ${provisionalSequence()}, ${JSON.stringify(e.data)}::json, clock_timestamp())`
   }
   return sql`
     insert into events (id, business_id, type, sequence, data, created_at)

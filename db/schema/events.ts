@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { bigint, index, integer, jsonb, pgSequence, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { bigint, index, integer, json, pgSequence, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import { businesses } from './businesses'
 
 /**
@@ -25,7 +25,7 @@ export const events = pgTable(
     sequence: bigint('sequence', { mode: 'number' }).notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     /** `{object, previous_attributes?}` as published. */
-    data: jsonb('data').notNull(),
+    data: json('data').notNull(),
     /** Set once the relay has turned the event into its webhook deliveries. */
     relayedAt: timestamp('relayed_at', { withTimezone: true, mode: 'date' }),
   },
