@@ -15,14 +15,23 @@ function coalescer(store: (leads: IngestLead[]) => Promise<void> = async () => {
   return { c, calls }
 }
 
+/** A store whose first call waits until `open()`: the jobs submitted meanwhile gather behind it. */
+function firstStoreHeld(then: (leads: IngestLead[]) => void = () => {}) {
+  let open!: () => void
+  const gate = new Promise<void>((r) => (open = r))
+  let first = true
+  const store = async (leads: IngestLead[]) => {
+    if (first) (first = false), await gate
+    then(leads)
+  }
+  return { store, open }
+}
+
 describe('IngestCoalescer', () => {
   test('jobs arriving while a store runs go together in the next one', async () => {
-    let open!: () => void
-    const gate = new Promise<void>((r) => (open = r))
-    let first = true
-    const { c, calls } = coalescer(async () => {
-      if (first) (first = false), await gate
-    })
+    const held = firstStoreHeld()
+    const { c, calls } = coalescer(held.store)
+    const open = held.open
     const a = c.store([lead(1)])
     const rest = [c.store([lead(2), lead(3)]), c.store([lead(4)])]
     open()
@@ -32,12 +41,9 @@ describe('IngestCoalescer', () => {
   })
 
   test('a merged store stays within maxLeads (a larger job still goes, alone)', async () => {
-    let open!: () => void
-    const gate = new Promise<void>((r) => (open = r))
-    let first = true
-    const { c, calls } = coalescer(async () => {
-      if (first) (first = false), await gate
-    }, { parallel: 1, maxLeads: 3 })
+    const held = firstStoreHeld()
+    const { c, calls } = coalescer(held.store, { parallel: 1, maxLeads: 3 })
+    const open = held.open
     const jobs = [c.store([lead(1)]), c.store([lead(2), lead(3)]), c.store([lead(4), lead(5)]), c.store([lead(6), lead(7), lead(8), lead(9)])]
     open()
     await Promise.all(jobs)
@@ -45,13 +51,11 @@ describe('IngestCoalescer', () => {
   })
 
   test('a failing merged store is retried job by job: only the bad job fails', async () => {
-    let open!: () => void
-    const gate = new Promise<void>((r) => (open = r))
-    let first = true
-    const { c, calls } = coalescer(async (leads) => {
-      if (first) (first = false), await gate
+    const held = firstStoreHeld((leads) => {
       if (leads.some((l) => l.name === 'n3')) throw new Error('bad lead')
     })
+    const { c, calls } = coalescer(held.store)
+    const open = held.open
     const a = c.store([lead(1)])
     const good = c.store([lead(2)])
     const bad = c.store([lead(3)])

@@ -6,23 +6,13 @@
 import { describe, expect, test } from 'bun:test'
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max'
 import { normalisePhone } from '../../shared/leads/phones'
+// Seeded, so a failure can be replayed.
+import { prng as random } from '../faults/load'
 
 const reference = (text: string) => {
   const trimmed = text.trim()
   const parsed = parsePhoneNumberFromString(trimmed.startsWith('00') ? `+${trimmed.slice(2)}` : trimmed, 'ES')
   return parsed?.isValid() ? parsed.number : null
-}
-
-/** A seeded generator, so a failure can be replayed. */
-function random(seed: number) {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let t = s
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 describe('normalisePhone fast path for Spanish numbers', () => {
