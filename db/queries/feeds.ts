@@ -1,7 +1,7 @@
 /** Portal feeds (contract §12): the feed rows, and the published catalogue read in batches for streaming. */
 import { and, desc, eq, isNull, sql } from 'drizzle-orm'
 import type { Db, Sql } from '../client'
-import { businesses, catalogueCounts, feeds } from '../schema'
+import { catalogueCounts, feeds } from '../schema'
 
 export type FeedRow = typeof feeds.$inferSelect
 
@@ -10,17 +10,28 @@ export async function insertFeed(db: Db, values: { businessId: number; format: '
   return row
 }
 
+/** What answering a feed request needs of its row and of its business. */
+export interface LiveFeed {
+  businessId: number
+  format: FeedRow['format']
+  tokenHash: string
+  catalogueVersion: number
+  catalogueChangedAt: Date
+}
+
 /**
  * The live feed whose token has this SHA-256 (feeds_token_hash_uq), with its business's
- * catalogue version: one round trip, which is all a 304 costs.
+ * catalogue version: one round trip, which is all a 304 costs. A fixed statement rather than
+ * the query builder, whose per-call cost was a visible share of a 304 at c=16.
  */
-export async function findLiveFeedByTokenHash(db: Db, tokenHash: string): Promise<(FeedRow & { catalogueVersion: number; catalogueChangedAt: Date }) | null> {
-  const [row] = await db
-    .select({ feed: feeds, catalogueVersion: businesses.catalogueVersion, catalogueChangedAt: businesses.catalogueChangedAt })
-    .from(feeds)
-    .innerJoin(businesses, eq(businesses.id, feeds.businessId))
-    .where(and(eq(feeds.tokenHash, tokenHash), isNull(feeds.revokedAt)))
-  return row ? { ...row.feed, catalogueVersion: row.catalogueVersion, catalogueChangedAt: row.catalogueChangedAt } : null
+export async function findLiveFeedByTokenHash(sql: Sql, tokenHash: string): Promise<LiveFeed | null> {
+  const [row] = await sql<{ business_id: number; format: FeedRow['format']; token_hash: string; version: string; changed_ms: number }[]>`
+    select f.business_id, f.format, f.token_hash, b.catalogue_version::text as version,
+           extract(epoch from b.catalogue_changed_at)::float8 * 1000 as changed_ms
+    from feeds f join businesses b on b.id = f.business_id
+    where f.token_hash = ${tokenHash} and f.revoked_at is null`
+  if (!row) return null
+  return { businessId: row.business_id, format: row.format, tokenHash: row.token_hash, catalogueVersion: Number(row.version), catalogueChangedAt: new Date(row.changed_ms) }
 }
 
 export function listLiveFeeds(db: Db, businessId: number): Promise<FeedRow[]> {

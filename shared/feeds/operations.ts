@@ -76,7 +76,7 @@ const feedNotFound = () => notFound('Feed')
 export async function openFeed(deps: Pick<Services, 'database'>, token: string, format: string): Promise<OpenedFeed> {
   if (!TOKEN_RE.test(token)) throw feedNotFound()
   const hash = tokenHash(token)
-  const feed = await findLiveFeedByTokenHash(deps.database.db, hash.toString('hex'))
+  const feed = await findLiveFeedByTokenHash(deps.database.sql, hash.toString('hex'))
   // Found by its hash through the index; compared again in constant time so no timing of the
   // comparison itself says how much of a guess was right.
   if (!feed || !timingSafeEqual(Buffer.from(feed.tokenHash, 'hex'), hash) || feed.format !== format) throw feedNotFound()
