@@ -71,8 +71,7 @@ export class IngestBatcher {
     batch.leads.push(lead)
     // While closing nothing waits for a timer: the shutdown must not be held up.
     if (this.closing || batch.leads.length >= this.options.maxItems) this.flush()
-    else if (this.inFlight.size === 0) this.flushSoon()
-    else this.timer ??= setTimeout(() => this.flush(), this.options.maxWaitMs)
+    else this.flushSoon()
     return batch.done
   }
 

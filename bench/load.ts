@@ -7,6 +7,8 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { Http1Pool, type Http1Response } from './http1-client'
+import { autovacuumIsOn, vacuumChurnedTables } from '../db/queries/vacuum'
+import type { Sql } from '../db/client'
 
 export interface LoadRun {
   ok: number
@@ -118,14 +120,14 @@ export { prng as seededRandom } from '../test/faults/load'
 /**
  * When the server's autovacuum is off (some CI images turn it off), the tables a bench churns keep
  * every dead row: the relay's scan of events_unrelayed_idx took 131 ms over 9M dead entries, and
- * event-to-delivery latency went from 19 ms to 200 ms p50. Vacuums them, as autovacuum would have,
- * and says so once; does nothing when autovacuum is on.
+ * event-to-delivery latency went from 19 ms to 200 ms p50. Vacuums them as the worker's
+ * maintenance does on such a server (db/queries/vacuum.ts), and says so once; nothing when
+ * autovacuum is on.
  */
 let autovacuumNoted = false
-export async function vacuumWhenAutovacuumOff(sql: { unsafe(query: string): Promise<unknown> } & ((strings: TemplateStringsArray) => Promise<{ on: boolean }[]>), tables: string[]): Promise<void> {
-  const [{ on }] = await sql`select current_setting('autovacuum') = 'on' as on`
-  if (on) return
-  if (!autovacuumNoted) console.log(`(PostgreSQL's autovacuum is off: the bench vacuums ${tables.join(', ')} before each phase, as autovacuum would)`)
+export async function vacuumWhenAutovacuumOff(sql: Sql): Promise<void> {
+  if (await autovacuumIsOn(sql)) return
+  const tables = await vacuumChurnedTables(sql)
+  if (!autovacuumNoted) console.log(`(PostgreSQL's autovacuum is off: the bench vacuums ${tables.join(', ')} before each phase, as the worker's maintenance would)`)
   autovacuumNoted = true
-  await sql.unsafe(`vacuum (analyze) ${tables.join(', ')}`)
 }

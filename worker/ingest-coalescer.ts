@@ -5,11 +5,13 @@
  * at the same time in this process hand their leads over here: while a store is running the next
  * jobs gather, and then go together in one transaction.
  *
- * A merged store that fails is retried job by job, so one job's failure never fails another's.
+ * A merged store that fails is retried job by job, so one job's failure never fails another's
+ * (unless PostgreSQL is unreachable: then every job fails at once, without a try each).
  * Every store is idempotent (ON CONFLICT DO NOTHING on the phone), so a retried or repeated job
  * changes nothing that is already stored.
  */
-import type { IngestLead } from '../shared/leads/ingest'
+import { ingestLeadKey, type IngestLead } from '../shared/leads/ingest'
+import { isUnavailableError } from '../shared/platform/unavailable'
 
 /** Stores leads in one transaction; returns the (business, phone) of each lead it created. */
 export type StoreLeads = (leads: IngestLead[]) => Promise<{ businessId: number; phone: string }[]>
@@ -26,8 +28,6 @@ export interface IngestCoalescerOptions {
   /** Leads per merged store at most; more wait for the next one. */
   maxLeads: number
 }
-
-const keyOf = (businessId: number, phone: string) => `${businessId}\u0000${phone}`
 
 export class IngestCoalescer {
   private readonly waiting: Waiting[] = []
@@ -65,15 +65,17 @@ export class IngestCoalescer {
     try {
       created = await this.storeLeads(group.length === 1 ? group[0].leads : group.flatMap((w) => w.leads))
     } catch (error) {
-      if (group.length === 1) return group[0].reject(error)
+      // PostgreSQL unreachable fails every job alike (the queue's retry policy waits it out);
+      // any other failure may be one job's, so each is tried alone.
+      if (group.length === 1 || isUnavailableError(error)) return group.forEach((w) => w.reject(error))
       for (const w of group) await this.run([w])
       return
     }
     // Each created lead counts for the first job that carried it, as if the jobs had run in turn.
-    const fresh = new Set(created.map((c) => keyOf(c.businessId, c.phone)))
+    const fresh = new Set(created.map((c) => ingestLeadKey(c.businessId, c.phone)))
     for (const w of group) {
       let n = 0
-      for (const lead of w.leads) if (fresh.delete(keyOf(lead.businessId, lead.phone))) n++
+      for (const lead of w.leads) if (fresh.delete(ingestLeadKey(lead.businessId, lead.phone))) n++
       w.resolve(n)
     }
   }

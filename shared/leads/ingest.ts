@@ -98,12 +98,15 @@ export function buildIngestLead(businessId: number, input: RentalIngestInput, re
   }
 }
 
+/** What identifies an ingested lead: its business and primary phone (the unique index's key). */
+export const ingestLeadKey = (businessId: number, phone: string) => `${businessId}\u0000${phone}`
+
 /** Keeps the first lead of each (business, phone): a later duplicate in the same batch never wins. */
 export function dedupeIngestLeads(leads: IngestLead[]): IngestLead[] {
   const seen = new Set<string>()
   const out: IngestLead[] = []
   for (const lead of leads) {
-    const key = `${lead.businessId}\u0000${lead.phone}`
+    const key = ingestLeadKey(lead.businessId, lead.phone)
     if (seen.has(key)) continue
     seen.add(key)
     out.push(lead)

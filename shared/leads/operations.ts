@@ -13,7 +13,7 @@ import { eventRows, recordEvents, type NewEvent } from '../events/record'
 import { AppError, fieldError, notFound } from '../platform/errors'
 import { readFor } from '../platform/read-replica'
 import type { Services } from '../platform/services'
-import { dedupeIngestLeads, type IngestLead } from './ingest'
+import { dedupeIngestLeads, ingestLeadKey, type IngestLead } from './ingest'
 import type { InquiryValues } from './inquiry-input'
 import { leadInputToColumns } from './lead-input'
 import { leadView } from './lead-view'
@@ -163,13 +163,13 @@ export function storeIngestBatch(deps: Pick<Services, 'database'>, leads: Ingest
   return deps.database.db.transaction(async (tx) => {
     const created = await insertIngestContacts(tx, unique)
     // The stored lead is the accepted one with its new id: no second read of the rows just written.
-    const byKey = new Map(unique.map((lead) => [`${lead.businessId}\u0000${lead.phone}`, lead]))
+    const byKey = new Map(unique.map((lead) => [ingestLeadKey(lead.businessId, lead.phone), lead]))
     // One lead.created per stored lead (contract §10.1), per business in business order.
     for (let i = 0; i < created.length; ) {
       const businessId = created[i].businessId
       const events: NewEvent[] = []
       for (; i < created.length && created[i].businessId === businessId; i++) {
-        const lead = byKey.get(`${businessId}\u0000${created[i].phone}`)!
+        const lead = byKey.get(ingestLeadKey(businessId, created[i].phone))!
         events.push({ type: 'lead.created', object: leadView(ingestContactRow(created[i].id, lead)) })
       }
       await recordEvents(tx, businessId, events)

@@ -68,6 +68,20 @@ describe('IngestCoalescer', () => {
     expect(calls).toEqual([['n1'], ['n2', 'n3', 'n4'], ['n2'], ['n3'], ['n4']])
   })
 
+  test('PostgreSQL unreachable fails every merged job at once, without a try each', async () => {
+    const held = firstStoreHeld((leads) => {
+      if (leads.length > 1) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })
+    })
+    const { c, calls } = coalescer(held.store)
+    const first = c.store([lead(1)])
+    const merged = [c.store([lead(2)]), c.store([lead(3)])]
+    held.open()
+    expect(await first).toBe(1)
+    const outcomes = await Promise.allSettled(merged)
+    expect(outcomes.map((o) => (o.status === 'rejected' ? (o.reason as Error).message : o.status))).toEqual(['connect ECONNREFUSED', 'connect ECONNREFUSED'])
+    expect(calls).toEqual([['n1'], ['n2', 'n3']])
+  })
+
   test('up to `parallel` stores run at once', async () => {
     let running = 0
     let most = 0
