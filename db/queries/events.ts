@@ -33,10 +33,12 @@ function insertEventsSql(businessId: number, rows: NewEventRow[]): SQL {
       insert into events (id, business_id, type, sequence, data, created_at)
       values (${e.id}, ${businessId}, ${e.type}, ${provisionalSequence()}, ${JSON.stringify(e.data)}::json, clock_timestamp())`
   }
+  // json, not jsonb: each `data` is stored as the text it arrived as (its keys in the order they
+  // were written), without being parsed into jsonb and rendered back.
   return sql`
     insert into events (id, business_id, type, sequence, data, created_at)
-    select e.item->>'id', ${businessId}, e.item->>'type', ${provisionalSequence()}, e.item->'data', clock_timestamp()
-    from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) with ordinality as e(item, ord)`
+    select e.id, ${businessId}, e.type, ${provisionalSequence()}, e.data, clock_timestamp()
+    from json_to_recordset(${JSON.stringify(rows)}::json) as e(id text, type text, data json)`
 }
 
 /**

@@ -28,6 +28,12 @@ async function eventsOf(businessId: number): Promise<StoredEvent[]> {
   return [...rows].map((r) => ({ ...r, sequence: Number(r.sequence) }))
 }
 
+/** The stored JSON text of an event's `data`, as GET /events serves it. */
+async function storedDataText(eventId: string): Promise<string> {
+  const [row] = await ctx.deps.database.db.execute<{ data: string }>(sql`select data::text as data from events where id = ${eventId}`)
+  return row.data
+}
+
 describe('lead events', () => {
   let biz: SeededBusiness
   beforeAll(async () => {
@@ -58,6 +64,8 @@ describe('lead events', () => {
       const shown = await call(ctx.app, 'GET', `/v1/leads/${id}`, { key: biz.apiKey })
       expect(event.data.object).toEqual(shown.body.data)
       expect(event.data.object.created_at).toBe(shown.body.data.created_at)
+      // The lead's fields in the order GET /leads/{id} answers them (not jsonb's order).
+      expect(Object.keys(JSON.parse(await storedDataText(event.id)).object)).toEqual(Object.keys(shown.body.data))
     }
   })
 
@@ -89,6 +97,10 @@ describe('lead events', () => {
     const events = await eventsOf(b.id)
     expect(events.map((e) => e.data.object.name).sort()).toEqual(['dos', 'uno'])
     expect(events.every((e) => e.type === 'lead.created')).toBe(true)
+    for (const e of events) {
+      const shown = await call(ctx.app, 'GET', `/v1/leads/${e.data.object.id}`, { key: b.apiKey })
+      expect(Object.keys(JSON.parse(await storedDataText(e.id)).object)).toEqual(Object.keys(shown.body.data))
+    }
   })
 
   test('an inquiry that creates its lead records lead.created then inquiry.created', async () => {
