@@ -410,10 +410,16 @@ async function main() {
     // 6. Sustained: the API takes load for `--sustained` seconds while the workers persist (both on
     // the same cores, as one machine runs them): do they keep up, or does a backlog grow?
     const sustainedSeconds = num('sustained', 60)
-    let sustained: { rate: number; storedRate: number; backlogJobs: number; drainSeconds: number } | undefined
+    let sustained: { jobs: number; rate: number; storedRate: number; backlogJobs: number; drainSeconds: number } | undefined
     if (sustainedSeconds > 0) {
       const before = await persistedCount()
+      // BullMQ numbers a queue's jobs from one counter: its growth is the jobs the API added.
+      const counterRedis = redisConnection(config, 'worker')
+      const jobCounter = async () => Number((await counterRedis.get(`${prefix}:lead-ingest:id`)) ?? 0)
+      const jobsBefore = await jobCounter()
       const run = await closedLoop(ingestUrl, headers, connections, sustainedSeconds)
+      const jobsAdded = (await jobCounter()) - jobsBefore
+      counterRedis.disconnect()
       if (run.failed) console.log(`  ! sustained: ${run.failed} ingest requests failed, first: ${run.firstError}`)
       const storedDuring = (await persistedCount()) - before
       const backlog = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')
@@ -426,6 +432,7 @@ async function main() {
         await Bun.sleep(20)
       }
       sustained = {
+        jobs: jobsAdded,
         rate: run.ok / run.seconds,
         storedRate: storedDuring / run.seconds,
         backlogJobs: Object.values(backlog).reduce((a, b) => a + b, 0),
@@ -457,7 +464,7 @@ async function main() {
       console.log(`round ${i + 1}: ${workerProcesses} worker process(es) persisting (${r.jobs} jobs)`.padEnd(48) + `${((r.leads / r.drainSeconds).toFixed(0) + ' leads/s').padEnd(16)}${r.leads} leads in ${r.drainSeconds.toFixed(2)} s`)
     }
     if (sustained) {
-      console.log(`sustained ${sustainedSeconds} s, workers running: POST /leads/ingest ${sustained.rate.toFixed(0)} req/s, stored during the run ${sustained.storedRate.toFixed(0)} leads/s; ${sustained.backlogJobs} jobs left at the end, drained in ${sustained.drainSeconds.toFixed(2)} s`)
+      console.log(`sustained ${sustainedSeconds} s, workers running: POST /leads/ingest ${sustained.rate.toFixed(0)} req/s, stored during the run ${sustained.storedRate.toFixed(0)} leads/s; ${sustained.jobs} jobs (${((sustained.rate * sustainedSeconds) / Math.max(1, sustained.jobs)).toFixed(1)} leads each), ${sustained.backlogJobs} left at the end, drained in ${sustained.drainSeconds.toFixed(2)} s`)
     }
     const growth = (a: number, b: number) => `${(((b - a) / a) * 100).toFixed(1)}%`
     console.log(`API RSS (${processes} process(es)): idle ${rss.apiIdle.toFixed(0)} MB, after round 1 ${rss.api[0].toFixed(0)} MB, after round 2 ${rss.api[1].toFixed(0)} MB (${growth(rss.api[0], rss.api[1])})`)

@@ -3,7 +3,8 @@
  * Redis (api/ingest-batcher.ts), so under load the jobs are many and small; one transaction per
  * job made PostgreSQL's per-transaction cost the limit on leads stored per second. Jobs running
  * at the same time in this process hand their leads over here: while a store is running the next
- * jobs gather, and then go together in one transaction.
+ * jobs gather, and then go together in one transaction; a store that would start small first
+ * waits `gatherMs` for more.
  *
  * A merged store that fails is retried job by job, so one job's failure never fails another's
  * (unless PostgreSQL is unreachable: then every job fails at once, without a try each).
@@ -27,6 +28,8 @@ export interface IngestCoalescerOptions {
   parallel: number
   /** Leads per merged store at most; more wait for the next one. */
   maxLeads: number
+  /** How long a store that would start with fewer than maxLeads / 4 leads waits for more (0: never). */
+  gatherMs?: number
 }
 
 export class IngestCoalescer {
@@ -46,10 +49,19 @@ export class IngestCoalescer {
   private async drain(): Promise<void> {
     this.running++
     try {
-      while (this.waiting.length) await this.run(this.take())
+      while (this.waiting.length) {
+        if (this.options.gatherMs && this.waitingLeads() < this.options.maxLeads / 4) await Bun.sleep(this.options.gatherMs)
+        await this.run(this.take())
+      }
     } finally {
       this.running--
     }
+  }
+
+  private waitingLeads(): number {
+    let n = 0
+    for (const w of this.waiting) n += w.leads.length
+    return n
   }
 
   /** The waiting jobs in arrival order up to `maxLeads` leads (always at least one job). */

@@ -1,11 +1,11 @@
 /** The worker's group commit (worker/ingest-coalescer.ts) with a plain function as the store; the real store is in test/worker/lead-ingest.test.ts. */
 import { describe, expect, test } from 'bun:test'
-import { IngestCoalescer } from '../../worker/ingest-coalescer'
+import { IngestCoalescer, type IngestCoalescerOptions } from '../../worker/ingest-coalescer'
 import { buildIngestLead, type IngestLead } from '../../shared/leads/ingest'
 
 const lead = (n: number) => buildIngestLead(1, { source: 's', sourcePage: 'p', contact: { name: `n${n}`, phone: `+3460022${String(n).padStart(4, '0')}` }, search: {} })
 
-function coalescer(store: (leads: IngestLead[]) => Promise<void> = async () => {}, options = { parallel: 1, maxLeads: 1000 }) {
+function coalescer(store: (leads: IngestLead[]) => Promise<void> = async () => {}, options: IngestCoalescerOptions = { parallel: 1, maxLeads: 1000 }) {
   const calls: string[][] = []
   const c = new IngestCoalescer(async (leads) => {
     calls.push(leads.map((l) => l.name))
@@ -92,5 +92,21 @@ describe('IngestCoalescer', () => {
     }, { parallel: 2, maxLeads: 1 })
     await Promise.all(Array.from({ length: 6 }, (_, i) => c.store([lead(i)])))
     expect(most).toBe(2)
+  })
+
+  test('with gatherMs, a store that would start small waits, and jobs arriving meanwhile go in it', async () => {
+    const { c, calls } = coalescer(async () => {}, { parallel: 1, maxLeads: 1000, gatherMs: 200 })
+    const first = c.store([lead(1)])
+    await Bun.sleep(20)
+    const second = c.store([lead(2), lead(3)])
+    expect(await Promise.all([first, second])).toEqual([1, 2])
+    expect(calls).toEqual([['n1', 'n2', 'n3']])
+  })
+
+  test('with gatherMs, a store already holding a quarter of maxLeads starts at once', async () => {
+    // A wait of a minute would outlast the test's timeout.
+    const { c, calls } = coalescer(async () => {}, { parallel: 1, maxLeads: 4, gatherMs: 60_000 })
+    expect(await c.store([lead(1)])).toBe(1)
+    expect(calls).toEqual([['n1']])
   })
 })
