@@ -35,7 +35,7 @@ import { Queue } from 'bullmq'
 import postgres from 'postgres'
 import { parseFlags } from './flags'
 import { Http1Pool, prepareRequest } from './http1-client'
-import { load1, rssMb } from './load'
+import { load1, rssMb, vacuumWhenAutovacuumOff } from './load'
 import { insertKey } from '../db/queries/api-keys'
 import { migrateDatabase } from '../db/migrate'
 import { generateApiKey } from '../shared/access/api-key-format'
@@ -331,6 +331,9 @@ async function main() {
   await migrateDatabase(url)
 
   const sql = postgres(url, { max: 2, onnotice: () => {} })
+  // Each run leaves millions of dead rows behind (its business is deleted at the end); without
+  // autovacuum the next run would insert into bloated tables and indexes.
+  await vacuumWhenAutovacuumOff(sql)
   const [business] = await sql<{ id: number }[]>`insert into businesses (name) values (${`bench-ingest ${prefix}`}) returning id`
   const key = generateApiKey()
   const { drizzle } = await import('drizzle-orm/postgres-js')
