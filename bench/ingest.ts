@@ -372,6 +372,18 @@ async function main() {
       const [row] = await sql<{ n: number }[]>`select count(*)::int as n from contacts where business_id = ${business.id}`
       return row.n
     }
+    /** Seconds until the queue holds no job to run. Only the queue is polled: counting the stored
+     * rows every 20 ms took a core of PostgreSQL away from the workers being measured. A drained
+     * queue means every job has committed. */
+    const drained = async () => {
+      const t0 = performance.now()
+      for (;;) {
+        const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')
+        if (Object.values(counts).every((c) => c === 0)) return (performance.now() - t0) / 1000
+        if (performance.now() - t0 > 600_000) throw new Error('workers did not drain the queue within 10 minutes')
+        await Bun.sleep(20)
+      }
+    }
     const rss = { apiIdle: await api.rss(), api: [] as number[], workersIdle: NaN, workers: [] as number[] }
     const rounds: Round[] = []
     let accepted = 0
@@ -396,16 +408,7 @@ async function main() {
         await workers.ready
         rss.workersIdle = await workers.rss()
       } else await queue.resume()
-      const t0 = performance.now()
-      // Only the queue is polled: counting the stored rows every 20 ms took a core of PostgreSQL
-      // away from the workers being measured. A drained queue means every job has committed.
-      for (;;) {
-        const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')
-        if (Object.values(counts).every((c) => c === 0)) break
-        if (performance.now() - t0 > 600_000) throw new Error('workers did not drain the queue within 10 minutes')
-        await Bun.sleep(20)
-      }
-      const drainSeconds = (performance.now() - t0) / 1000
+      const drainSeconds = await drained()
       const persisted = await persistedCount()
       rss.workers.push(await workers.rss())
       rounds.push({ max, half, maxRate, jobs: queued.waiting ?? 0, leads: persisted - before, drainSeconds })
@@ -427,19 +430,13 @@ async function main() {
       const storedDuring = (await persistedCount()) - before
       const backlog = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')
       accepted += run.ok
-      const t0 = performance.now()
-      for (;;) {
-        const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')
-        if (Object.values(counts).every((c) => c === 0)) break
-        if (performance.now() - t0 > 600_000) throw new Error('workers did not drain the queue within 10 minutes')
-        await Bun.sleep(20)
-      }
+      const drainSeconds = await drained()
       sustained = {
         jobs: jobsAdded,
         rate: run.ok / run.seconds,
         storedRate: storedDuring / run.seconds,
         backlogJobs: Object.values(backlog).reduce((a, b) => a + b, 0),
-        drainSeconds: (performance.now() - t0) / 1000,
+        drainSeconds,
       }
     }
     await api.stop()
