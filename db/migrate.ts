@@ -61,6 +61,7 @@ export async function migrateDatabase(url: string): Promise<void> {
 const AFTER_MIGRATION: Record<string, string[]> = {
   '0015_catalogue_doc_json': ['vacuum (analyze) catalogue_entries'],
   '0016_events_data_json': ['vacuum (analyze) events'],
+  '0017_catalogue_covering_indexes': ['vacuum (analyze) catalogue_entries'],
 }
 
 /** `created_at` of the newest applied migration (drizzle's bookkeeping), 0 before the first. */

@@ -44,8 +44,19 @@ export interface CatalogueEntry extends CatalogueFilterColumns {
 
 export type PriceColumn = 'price_sale' | 'price_rent' | 'price_transfer'
 
-/** A circle as centre + radius in metres, or a planar polygon as closed EWKT (lng lat order, SRID 4326). */
-export type SqlArea = { kind: 'circle'; lng: number; lat: number; radius: number } | { kind: 'polygon'; wkt: string }
+/** Longitude/latitude bounds that hold every point of an area (a prefilter, never the test itself). */
+export interface GeoBox {
+  west: number
+  south: number
+  east: number
+  north: number
+}
+
+/**
+ * A circle as centre + radius in metres, or a planar polygon as closed EWKT (lng lat order, SRID
+ * 4326); each with a box holding all of it, which an index answers before the exact test.
+ */
+export type SqlArea = { kind: 'circle'; lng: number; lat: number; radius: number; box: GeoBox } | { kind: 'polygon'; wkt: string; box: GeoBox }
 
 /** What one page of the list filters on, sorts by and skips. */
 export interface CatalogueListQuery {
@@ -257,15 +268,19 @@ function whereOf(q: CatalogueListQuery, params: unknown[]): { where: string; sea
     parts.push(`tsv @@ ${searchQuery(searchRef)}`)
   }
   if (q.areas && q.areas.length) {
-    // A null geog (hidden) never matches. Circles are metres on the sphere (geography, answered by
-    // catalogue_business_geog_gist); polygons and rectangles are the straight latitude/longitude
-    // lines a map draws, so they test the planar point (geometry, answered by
-    // catalogue_business_geom_gist, whose expression is exactly `geog::geometry`).
-    const areas = q.areas.map((a) =>
-      a.kind === 'circle'
-        ? `ST_DWithin(geog, ST_SetSRID(ST_MakePoint(${p(a.lng)}::float8, ${p(a.lat)}::float8), 4326)::geography, ${p(a.radius)}::float8)`
-        : `ST_Intersects(geog::geometry, ST_GeomFromEWKT(${p(a.wkt)}::text))`,
-    )
+    // A null geog (hidden) never matches. Each area first keeps the points of its bounding box
+    // (`pt <@ box`, answered by catalogue_business_pt_gist), then the exact test runs on `geog`,
+    // which that index INCLUDEs: the whole filter is an index-only scan. Circles are metres on the
+    // sphere (geography); polygons and rectangles are the straight latitude/longitude lines a map
+    // draws, so they test the planar point (`geog::geometry`).
+    const areas = q.areas.map((a) => {
+      const box = `pt <@ box(point(${p(a.box.west)}::float8, ${p(a.box.south)}::float8), point(${p(a.box.east)}::float8, ${p(a.box.north)}::float8))`
+      const exact =
+        a.kind === 'circle'
+          ? `ST_DWithin(geog, ST_SetSRID(ST_MakePoint(${p(a.lng)}::float8, ${p(a.lat)}::float8), 4326)::geography, ${p(a.radius)}::float8)`
+          : `ST_Intersects(geog::geometry, ST_GeomFromEWKT(${p(a.wkt)}::text))`
+      return `(${box} and ${exact})`
+    })
     parts.push(`(${areas.join(' or ')})`)
   }
   return { where: parts.join(' and '), searchRef }
@@ -286,14 +301,35 @@ function orderOf(q: CatalogueListQuery, alias = '', rankRef?: string): string {
   return rankRef ? `${rankRef} desc, ${recent}` : recent
 }
 
-export type CountMode = 'separate' | 'window'
+export type CountMode = 'separate' | 'window' | 'materialized'
+
+const SINGLE_OPERATION = /^business_id = \$1 and operations @> '\{(venta|alquiler|traspaso)\}'::text\[\]$/
+
+/**
+ * The total of a WHERE. The business alone, or the business and one operation, are read from the
+ * trigger-kept catalogue_counts row (migrations 0003, 0017; same transaction as the rows, so
+ * read-your-writes holds); anything else is counted.
+ */
+function countStatement(where: string): string {
+  if (where === 'business_id = $1') return 'select coalesce((select entries from catalogue_counts where business_id = $1), 0)'
+  const op = SINGLE_OPERATION.exec(where)?.[1]
+  if (op) return `select coalesce((select ${op} from catalogue_counts where business_id = $1), 0)`
+  return `select count(*) from catalogue_entries where ${where}`
+}
 
 /**
  * The count mode a query gets by default. Relevance order ranks every match before it can keep
- * a page, so the count comes with that pass (a window count) instead of a second scan of the
- * matches; every other order reads its page straight from an index and counts apart.
+ * a page, so the count comes with that pass (a window count). An area, a city or a price range
+ * in the default order also reads every match to sort them (no index yields that order), so the
+ * matches are read once into a materialized CTE that both the count and the page read (a
+ * city-wide polygon of 4,500 matches: 8.5 → 4.5 ms). Every other list reads its page straight
+ * from an index in order and counts apart (a counter, or an index-only count).
  */
-export const defaultCountMode = (q: CatalogueListQuery): CountMode => (q.search !== undefined && !q.sort ? 'window' : 'separate')
+export const defaultCountMode = (q: CatalogueListQuery): CountMode => {
+  if (q.search !== undefined) return q.sort ? 'separate' : 'window'
+  if (q.areas?.length || q.cityLc !== undefined) return 'materialized'
+  return (q.minPrice !== undefined || q.maxPrice !== undefined) && !q.sort ? 'materialized' : 'separate'
+}
 
 /**
  * One statement: the page's ids in sort order (a deferred join, so the rows a large offset skips
@@ -307,8 +343,7 @@ export const defaultCountMode = (q: CatalogueListQuery): CountMode => (q.search 
 export function catalogueListSql(q: CatalogueListQuery, mode: CountMode = defaultCountMode(q)): { text: string; params: unknown[] } {
   const params: unknown[] = []
   const { where, searchRef } = whereOf(q, params)
-  // No filter but the business: the total is the trigger-kept catalogue_counts row (migration 0003).
-  const countSql = where === 'business_id = $1' ? 'select coalesce((select entries from catalogue_counts where business_id = $1), 0)' : `select count(*) from catalogue_entries where ${where}`
+  const countSql = countStatement(where)
   const limit = `${(params.push(q.limit), `$${params.length}`)}::int`
   const offset = `${(params.push(q.offset), `$${params.length}`)}::int`
   const byRank = searchRef !== undefined && !q.sort
@@ -316,6 +351,14 @@ export function catalogueListSql(q: CatalogueListQuery, mode: CountMode = defaul
   const cols = q.sort ? `property_id, ${q.priceColumn}` : byRank ? `property_id, updated_at, ts_rank(tsv, ${searchQuery(searchRef)}) as rank` : 'property_id, updated_at'
   const agg = `select string_agg(c.doc::text, ',' order by ${orderOf(q, 'c.', byRank ? 'page.rank' : undefined)}) from page join catalogue_entries c using (property_id)`
   const pageOrder = orderOf(q, '', byRank ? 'rank' : undefined)
+  if (mode === 'materialized') {
+    return {
+      text: `with matches as materialized (select ${cols} from catalogue_entries where ${where}),
+page as (select * from matches order by ${pageOrder} limit ${limit} offset ${offset})
+select (select count(*) from matches)::int as count, (${agg}) as data`,
+      params,
+    }
+  }
   if (mode === 'window') {
     // Total from count(*) over () on the page rows; an empty page (offset past the end) falls back to a count.
     return {

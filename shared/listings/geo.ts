@@ -4,7 +4,7 @@
  * anything else is dropped silently, and a parameter that is not JSON (or not an array) is
  * ignored as a whole (`null`).
  */
-import type { SqlArea } from '../../db/queries/catalogue'
+import type { GeoBox, SqlArea } from '../../db/queries/catalogue'
 import { AppError } from '../platform/errors'
 
 export const DEFAULT_POINT_RADIUS_M = 500
@@ -97,14 +97,46 @@ export function parseLocations(raw: string | undefined | null): Area[] | null {
   return parsed.map(parseArea).filter((a): a is Area => a !== null)
 }
 
-/** An area as the catalogue query takes it: a circle's centre and radius, or a closed planar polygon (rectangles too). */
+/** An area as the catalogue query takes it: a circle's centre and radius, or a closed planar polygon (rectangles too), each with its box. */
 export function toSqlArea(a: Area): SqlArea {
-  if ('position' in a) return { kind: 'circle', lng: a.position.lng, lat: a.position.lat, radius: a.radius }
+  if ('position' in a) return circleArea(a.position, a.radius)
   const g = a.geometry
-  if (g.type === 'circle') return { kind: 'circle', lng: g.center.lng, lat: g.center.lat, radius: g.radius }
+  if (g.type === 'circle') return circleArea(g.center, g.radius)
   const ring = [...g.coordinates]
   const first = ring[0]
   const last = ring[ring.length - 1]
   if (first.lat !== last.lat || first.lng !== last.lng) ring.push(first)
-  return { kind: 'polygon', wkt: `SRID=4326;POLYGON((${ring.map((c) => `${c.lng} ${c.lat}`).join(',')}))` }
+  return { kind: 'polygon', wkt: `SRID=4326;POLYGON((${ring.map((c) => `${c.lng} ${c.lat}`).join(',')}))`, box: polygonBox(ring) }
+}
+
+const circleArea = (c: LatLng, radius: number): SqlArea => ({ kind: 'circle', lng: c.lng, lat: c.lat, radius, box: circleBox(c, radius) })
+
+const WHOLE_EARTH: GeoBox = { west: -180, south: -90, east: 180, north: 90 }
+
+/** A polygon's vertices are its planar extremes: every point inside or on it lies within their min/max. */
+export function polygonBox(ring: LatLng[]): GeoBox {
+  let box = { west: Infinity, south: Infinity, east: -Infinity, north: -Infinity }
+  for (const c of ring) box = { west: Math.min(box.west, c.lng), south: Math.min(box.south, c.lat), east: Math.max(box.east, c.lng), north: Math.max(box.north, c.lat) }
+  return box
+}
+
+/**
+ * Longitude/latitude bounds holding every point within `radius` metres (on the spheroid, as
+ * ST_DWithin measures) of `c`. Sphere bounds (latitude ± r/R; longitude ± asin(sin(r/R) / cos lat),
+ * which accounts for great circles bowing towards the pole) with R below the Earth's smallest
+ * radius of curvature and a further 1% on the angle, so the box can only be larger than the
+ * circle. A circle reaching a pole or the antimeridian gets whole bands instead: a prefilter that
+ * is too wide only costs time, one too narrow would lose listings.
+ */
+export function circleBox(c: LatLng, radius: number): GeoBox {
+  const angle = (radius / 6_335_000) * 1.01
+  const south = c.lat - (angle * 180) / Math.PI
+  const north = c.lat + (angle * 180) / Math.PI
+  if (angle >= Math.PI / 2 || south <= -90 || north >= 90) return { ...WHOLE_EARTH, south: Math.max(-90, south), north: Math.min(90, north) }
+  const ratio = Math.sin(angle) / Math.cos((c.lat * Math.PI) / 180)
+  if (ratio >= 1) return { ...WHOLE_EARTH, south, north }
+  const dLng = (Math.asin(ratio) * 180) / Math.PI
+  const [west, east] = [c.lng - dLng, c.lng + dLng]
+  if (west < -180 || east > 180) return { ...WHOLE_EARTH, south, north }
+  return { west, south, east, north }
 }

@@ -86,7 +86,7 @@ describe('point 12: rectangles and polygons are planar latitude/longitude shapes
     expect(await ids(other, `locations=${enc([{ geometry: { type: 'circle', center: { lat: 40, lng: -3 }, radius: 400 } }])}`)).toEqual([near])
   })
 
-  test('the polygon filter is answered from a GiST index on the planar point', async () => {
+  test('the polygon filter is answered from the GiST on the planar point, without reading the table', async () => {
     const big = await seedBusiness(ctx)
     await ctx.deps.database.db.execute(sql`
       insert into properties (business_id, operations, type, title, location, area, published_at)
@@ -96,7 +96,7 @@ describe('point 12: rectangles and polygons are planar latitude/longitude shapes
       select id, business_id, '{}', 'disponible', operations, type, 0, false,
         ST_SetSRID(ST_MakePoint(-10 + random() * 20, 35 + random() * 10), 4326)::geography, now() - random() * interval '30 days'
       from properties where business_id = ${big.id}`)
-    await ctx.deps.database.db.execute(sql`analyze catalogue_entries`)
+    await ctx.deps.database.db.execute(sql`vacuum analyze catalogue_entries`)
     const { query } = catalogueQueryOf(big.id, { locations: JSON.stringify([box(40, -3.2, 40.2, -3)]) })
     const { text, params } = catalogueListSql(query)
     // Plans follow statistics: on a small, fresh table a sequential scan is cheaper, so scans are
@@ -106,7 +106,7 @@ describe('point 12: rectangles and polygons are planar latitude/longitude shapes
       return (await tx.unsafe<{ 'QUERY PLAN': string }[]>(`explain ${text}`, params as never[])).map((r) => r['QUERY PLAN']).join('\n')
     })
     if (process.env.SHOW_PLAN) console.log(plan)
-    expect(plan).toContain('catalogue_business_geom_gist')
+    expect(plan).toContain('Index Only Scan using catalogue_business_pt_gist')
     expect(plan).not.toContain('Seq Scan')
   })
 })

@@ -128,4 +128,33 @@ describe('create → publish → read', () => {
     const [row] = await ctx.deps.database.db.execute<{ n: number }>(sql`select count(*)::int as n from catalogue_entries where business_id = ${b.id}`)
     expect(row.n).toBe(0)
   })
+
+  test('the total of one operation follows publish, a change of operations, unpublish and deletion', async () => {
+    const b = await seedBusiness(ctx)
+    // The total GET answers for `operation=op` against the rows it lists (limit 100 holds them all).
+    const check = async () => {
+      for (const op of ['venta', 'alquiler', 'traspaso']) {
+        for (const sort of ['', '&sort=price_asc']) {
+          const res = await call(ctx.app, 'GET', `/v1/properties?operation=${op}&limit=100${sort}`, { key: b.apiKey })
+          expect(res.status, res.text).toBe(200)
+          expect(res.body.count, `${op}${sort}`).toBe(res.body.data.length)
+        }
+      }
+      return (await call(ctx.app, 'GET', '/v1/properties?operation=venta&limit=1', { key: b.apiKey })).body.count
+    }
+    const sale = await createPublished(ctx, b.apiKey, { operations: ['venta'], pricing: { sale: 100000 } })
+    const both = await createPublished(ctx, b.apiKey, { operations: ['venta', 'alquiler'], pricing: { sale: 200000, rent: 900 } })
+    await createPublished(ctx, b.apiKey, { operations: ['traspaso'], pricing: { transfer: 30000 } })
+    await createProperty(ctx, b.apiKey, { operations: ['venta'], pricing: { sale: 1 } })
+    expect(await check()).toBe(2)
+    const patched = await call(ctx.app, 'PATCH', `/v1/properties/${sale}`, { key: b.apiKey, body: { operations: ['alquiler'], pricing: { rent: 700 } } })
+    expect(patched.status, patched.text).toBe(200)
+    expect(await check()).toBe(1)
+    await call(ctx.app, 'POST', `/v1/properties/${both}/unpublish`, { key: b.apiKey })
+    expect(await check()).toBe(0)
+    await call(ctx.app, 'POST', `/v1/properties/${both}/publish`, { key: b.apiKey })
+    expect(await check()).toBe(1)
+    await ctx.deps.database.db.execute(sql`delete from properties where id = ${both}`)
+    expect(await check()).toBe(0)
+  })
 })

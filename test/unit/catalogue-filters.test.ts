@@ -35,8 +35,12 @@ describe('GET /properties query → catalogue query (api-spec §4.3)', () => {
     expect(one).toContain("operations @> '{venta}'::text[]")
   })
 
-  test('no filter counts from catalogue_counts; any filter counts the rows', () => {
-    expect(catalogueListSql(catalogueQueryOf(1, { sort: 'price_asc', offset: 10 }).query).text).toContain('catalogue_counts')
-    expect(catalogueListSql(catalogueQueryOf(1, { operation: 'venta' }).query).text).not.toContain('catalogue_counts')
+  test('no filter, or one operation alone, counts from catalogue_counts; any other filter counts the rows', () => {
+    const text = (p: Parameters<typeof catalogueQueryOf>[1]) => catalogueListSql(catalogueQueryOf(1, p).query).text
+    expect(text({ sort: 'price_asc', offset: 10 })).toContain('select entries from catalogue_counts')
+    expect(text({ operation: 'venta' })).toContain('select venta from catalogue_counts')
+    expect(text({ operation: 'alq', sort: 'price_desc' })).toContain('select alquiler from catalogue_counts')
+    expect(text({ operation: 'a' })).not.toContain('catalogue_counts')
+    expect(text({ operation: 'venta', min_price: 1 })).not.toContain('catalogue_counts')
   })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { parseArea, parseLocations, toSqlArea } from '../../shared/listings/geo'
+import { circleBox, parseArea, parseLocations, toSqlArea } from '../../shared/listings/geo'
 
 describe('parseLocations (api-spec §4.3 rules 3–5)', () => {
   test('absent or non-JSON or non-array → ignored (null)', () => {
@@ -43,11 +43,23 @@ describe('parseLocations (api-spec §4.3 rules 3–5)', () => {
     expect(parseLocations(raw)).toEqual([{ type: 'point', position: { lat: 1, lng: 2 }, radius: 500 }])
   })
 
-  test('SQL form: circles by centre and radius, polygons closed in lng-lat order', () => {
-    expect(toSqlArea({ type: 'point', position: { lat: 40, lng: -3 }, radius: 500 })).toEqual({ kind: 'circle', lat: 40, lng: -3, radius: 500 })
+  test('SQL form: circles by centre and radius, polygons closed in lng-lat order, each with its box', () => {
+    expect(toSqlArea({ type: 'point', position: { lat: 40, lng: -3 }, radius: 500 })).toMatchObject({ kind: 'circle', lat: 40, lng: -3, radius: 500 })
     expect(toSqlArea({ geometry: { type: 'polygon', coordinates: [{ lat: 40, lng: -3 }, { lat: 40, lng: -2 }, { lat: 41, lng: -2 }] } })).toEqual({
       kind: 'polygon',
       wkt: 'SRID=4326;POLYGON((-3 40,-2 40,-2 41,-3 40))',
+      box: { west: -3, south: 40, east: -2, north: 41 },
     })
+  })
+
+  test('a circle box: around the centre, wider in longitude away from the equator, whole bands at a pole or the antimeridian', () => {
+    const madrid = circleBox({ lat: 40.4, lng: -3.7 }, 3000)
+    expect(madrid.south).toBeLessThan(40.4 - 3000 / 111_500)
+    expect(madrid.north).toBeGreaterThan(40.4 + 3000 / 111_500)
+    expect(madrid.east - -3.7).toBeGreaterThan(3000 / (111_500 * Math.cos((40.4 * Math.PI) / 180)))
+    expect(madrid.east - madrid.west).toBeLessThan(0.1)
+    expect(circleBox({ lat: 89.99, lng: 0 }, 5000)).toMatchObject({ west: -180, east: 180, north: 90 })
+    expect(circleBox({ lat: 10, lng: 179.99 }, 5000)).toMatchObject({ west: -180, east: 180 })
+    expect(circleBox({ lat: 0, lng: 0 }, 30_000_000)).toEqual({ west: -180, south: -90, east: 180, north: 90 })
   })
 })
