@@ -4,6 +4,7 @@ import type { Services } from '../shared/platform/services'
 import type { KeyStore } from '../shared/access/key-store'
 import type { IngestBatcher } from './ingest-batcher'
 import type { Metrics } from './metrics'
+import type { CataloguePageCache } from '../shared/listings/catalogue-cache'
 
 /** Everything a route needs, built once by api/index.ts (or by a test) and handed to createApp. */
 export interface AppDeps extends Services {
@@ -14,4 +15,6 @@ export interface AppDeps extends Services {
   ingestQueues: Queues
   /** Rental-ingest micro-batcher; flushed by closeApiDeps before Redis closes. */
   ingest: IngestBatcher
+  /** In-process cache of catalogue list pages (CATALOGUE_CACHE_MB; absent when 0). */
+  catalogueCache?: CataloguePageCache
 }

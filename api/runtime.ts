@@ -14,6 +14,7 @@ import { createStorage } from '../shared/platform/storage'
 import type { AppDeps } from './deps'
 import { IngestBatcher } from './ingest-batcher'
 import { KeyStore } from '../shared/access/key-store'
+import { CataloguePageCache } from '../shared/listings/catalogue-cache'
 import { Metrics } from './metrics'
 
 export class StartupError extends Error {
@@ -61,7 +62,8 @@ export async function createApiDeps(config: Config, logger: Logger = createLogge
     ? new ReadRouter({ primary: database, replica: createDatabase(config.databaseReadUrl, { max: config.dbPoolSize }), redis, keyPrefix: config.queuePrefix, maxLagMs: config.databaseReadMaxLagMs, logger })
     : undefined
   reads?.start()
-  return { config, database, redis, queues, ingestQueues: ingestPath.queues, keys, logger, metrics: new Metrics(), ingest, storage, reads }
+  const catalogueCache = config.catalogueCacheBytes > 0 ? new CataloguePageCache(config.catalogueCacheBytes) : undefined
+  return { config, database, redis, queues, ingestQueues: ingestPath.queues, keys, logger, metrics: new Metrics(), ingest, storage, reads, catalogueCache }
 }
 
 /**

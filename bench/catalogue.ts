@@ -1,5 +1,5 @@
 /**
- * `bun run bench catalogue [--listings 1000000] [--businesses 10] [--reseed] [--requests 2000] [--clients 16] [--api-processes 1] [--seed 19] [--shapes 'no filter,circle'] [--port P]`
+ * `bun run bench catalogue [--listings 1000000] [--businesses 10] [--reseed] [--requests 2000] [--clients 16] [--api-processes 1] [--seed 19] [--shapes 'no filter,circle'] [--cache-mb 0] [--port P]`
  * `bun run bench catalogue --detail [--rounds N] [--requests N] [--concurrency 1,4]`
  *
  * Seeds `--listings` published properties (default 1,000,000) over `--businesses` businesses into
@@ -13,6 +13,8 @@
  * req/s against Bun.serve(createApp) in child processes, the same statements through the driver
  * alone at the same concurrency and the ratio, the machine's bare Bun.serve rate under the same
  * load generator (bench/load.ts), the API's RSS at idle and after, and the load average.
+ * The API answers repeated pages from its page cache (CATALOGUE_CACHE_MB): the last column is the
+ * share of the run's requests it answered; `--cache-mb 0` measures every request's query work.
  *
  * `--detail` prints instead, for a fixed mix (issue 3, `q` shapes from issue 18): the SQL time
  * of each list statement one call at a time (separate count vs window count), p50/p95/p99 and
@@ -190,10 +192,28 @@ async function readKey(url: string, businessId: number): Promise<string> {
 }
 
 /** `count` server processes of `mode` on one port (SO_REUSEPORT), answering /healthz when ready. */
+/**
+ * The API's page-cache counters (catalogue_cache_requests_total on /metrics). With several
+ * processes a scrape reaches one of them, so the share is only printed for one.
+ */
+async function cacheCounts(target: URL): Promise<{ hit: number; miss: number } | undefined> {
+  const text = await (await fetch(new URL('/metrics', target))).text()
+  const of = (result: string) => Number(new RegExp(`catalogue_cache_requests_total\\{result="${result}"\\} (\\d+)`).exec(text)?.[1])
+  return text.includes('catalogue_cache_requests_total') ? { hit: of('hit'), miss: of('miss') } : undefined
+}
+
+function cacheShare(before: { hit: number; miss: number } | undefined, after: { hit: number; miss: number } | undefined, processes: number): string {
+  if (!before || !after) return 'off'
+  if (processes > 1) return '—'
+  const [hit, miss] = [after.hit - before.hit, after.miss - before.miss]
+  return `${((100 * hit) / Math.max(1, hit + miss)).toFixed(0)}%`
+}
+
+let cacheMb: string | undefined
+
 async function startServers(mode: 'serve' | 'serve-bare', url: string, port: number, count: number) {
-  const children = Array.from({ length: count }, () =>
-    Bun.spawn(['bun', import.meta.path, `--${mode}`, '--port', String(port)], { env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'error' }, stdout: 'pipe', stderr: 'inherit' }),
-  )
+  const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'error', ...(cacheMb === undefined ? {} : { CATALOGUE_CACHE_MB: cacheMb }) }
+  const children = Array.from({ length: count }, () => Bun.spawn(['bun', import.meta.path, `--${mode}`, '--port', String(port)], { env, stdout: 'pipe', stderr: 'inherit' }))
   const stop = async () => {
     for (const child of children) child.kill()
     await Promise.all(children.map((c) => c.exited))
@@ -293,7 +313,7 @@ async function concurrencyTable(url: string, businessId: number, opts: { request
   try {
     const rssIdle = await api.rss()
     console.log(`\n${concurrency} clients, ${requests} requests per shape, every request with its own parameters (ms; SQL = the same statements through the driver alone):`)
-    console.log(`${'shape'.padEnd(24)}    p50     p95     p99    req/s  errors │ SQL req/s  SQL p95 │ HTTP/SQL │ p95 goal  load`)
+    console.log(`${'shape'.padEnd(24)}    p50     p95     p99    req/s  errors │ SQL req/s  SQL p95 │ HTTP/SQL │ p95 goal  load │ cache hits`)
     for (const { name, draw } of shapes) {
       const paramsOf = (seed: number) => {
         const r = seededRandom(seed)
@@ -303,7 +323,9 @@ async function concurrencyTable(url: string, businessId: number, opts: { request
       const drawn = paramsOf(opts.seed)
       const requestOf = (p: ListParams) => prepareRequest('GET', new URL(`/v1/properties?${toQueryString(p)}`, target), { 'x-api-key': apiKey }, '')
       await closedLoopHttp(target, concurrency, Math.min(200, requests), (i) => requestOf(warm[i]), okStatus)
+      const hitsBefore = await cacheCounts(target)
       const http = await closedLoopHttp(target, concurrency, requests, (i) => requestOf(drawn[i]), okStatus)
+      const hits = cacheShare(hitsBefore, await cacheCounts(target), opts.apiProcesses)
       const loadAfterHttp = load1()
       // Warmed like the HTTP run: the pool's connections opened and each backend's caches filled.
       const sqlCall = (params: ListParams[]) => async (i: number) => {
@@ -317,7 +339,7 @@ async function concurrencyTable(url: string, businessId: number, opts: { request
       const ok = p95 <= goal && http.failed === 0 && ratio >= 0.8
       if (ok) met++
       if (http.failed) console.log(`  ! ${name}: ${http.failed} failed, first: ${http.firstError}`)
-      const row = `${name.padEnd(24)}${fmt7(percentile(http.latencies, 50))} ${fmt7(p95)} ${fmt7(percentile(http.latencies, 99))} ${ratePerSecond(http).toFixed(0).padStart(8)} ${String(http.failed).padStart(7)} │ ${ratePerSecond(sqlRun).toFixed(0).padStart(9)} ${fmt7(percentile(sqlRun.latencies, 95))}  │ ${ratio.toFixed(2).padStart(7)}× │ ${p95 <= goal ? 'met    ' : 'NOT met'}  ${loadAfterHttp}`
+      const row = `${name.padEnd(24)}${fmt7(percentile(http.latencies, 50))} ${fmt7(p95)} ${fmt7(percentile(http.latencies, 99))} ${ratePerSecond(http).toFixed(0).padStart(8)} ${String(http.failed).padStart(7)} │ ${ratePerSecond(sqlRun).toFixed(0).padStart(9)} ${fmt7(percentile(sqlRun.latencies, 95))}  │ ${ratio.toFixed(2).padStart(7)}× │ ${p95 <= goal ? 'met    ' : 'NOT met'}  ${loadAfterHttp} │ ${hits}`
       rows.push(row)
       console.log(row)
     }
@@ -347,6 +369,7 @@ async function serve(port: number) {
 
 const f = parseFlags(process.argv.slice(2))
 const port = Number(f.flags.port ?? 3150)
+if (f.flags['cache-mb'] !== undefined) cacheMb = String(f.flags['cache-mb'])
 if (f.flags.serve) {
   await serve(port)
 } else if (f.flags['serve-bare']) {

@@ -31,7 +31,7 @@ export function opsRoutes(deps: AppDeps, crashOf: () => string | undefined = pro
       '/metrics',
       async ({ set }) => {
         set.headers['content-type'] = 'text/plain; version=0.0.4; charset=utf-8'
-        return deps.metrics.renderRequests() + renderProcessMetrics() + (deps.reads?.renderMetrics() ?? '') + (await renderQueueMetrics(deps.queues).catch(() => '# queue metrics unavailable: Redis unreachable\n')) +
+        return deps.metrics.renderRequests() + renderProcessMetrics() + (deps.reads?.renderMetrics() ?? '') + (deps.catalogueCache?.renderMetrics() ?? '') + (await renderQueueMetrics(deps.queues).catch(() => '# queue metrics unavailable: Redis unreachable\n')) +
           (await renderDeliveryMetrics(deps).catch(() => '# delivery metrics unavailable: PostgreSQL or Redis unreachable\n'))
       },
       { detail: { operationId: 'metrics', tags: ['Operations'], summary: 'Prometheus metrics: requests, latency, queue depth and job outcomes', security: [] } },

@@ -355,7 +355,7 @@ export function catalogueListSql(q: CatalogueListQuery, mode: CountMode = defaul
     return {
       text: `with matches as materialized (select ${cols} from catalogue_entries where ${where}),
 page as (select * from matches order by ${pageOrder} limit ${limit} offset ${offset})
-select (select count(*) from matches)::int as count, (${agg}) as data`,
+select (select count(*) from matches)::int as count, (${agg}) as data, ${GENERATION} as generation`,
       params,
     }
   }
@@ -363,28 +363,44 @@ select (select count(*) from matches)::int as count, (${agg}) as data`,
     // Total from count(*) over () on the page rows; an empty page (offset past the end) falls back to a count.
     return {
       text: `with page as (select ${cols}, count(*) over () as total from catalogue_entries where ${where} order by ${pageOrder} limit ${limit} offset ${offset})
-select coalesce((select total from page limit 1), (${countSql}))::int as count, (${agg}) as data`,
+select coalesce((select total from page limit 1), (${countSql}))::int as count, (${agg}) as data, ${GENERATION} as generation`,
       params,
     }
   }
   return {
     text: `with page as (select ${cols} from catalogue_entries where ${where} order by ${pageOrder} limit ${limit} offset ${offset})
-select (${countSql})::int as count, (${agg}) as data`,
+select (${countSql})::int as count, (${agg}) as data, ${GENERATION} as generation`,
     params,
   }
 }
 
 const NO_BYTES = new Uint8Array(0)
 
+/** The business's catalogue generation (migration 0018), read in the page's own snapshot; 0 before its first row. */
+const GENERATION = 'coalesce((select generation from catalogue_counts where business_id = $1), 0)'
+
+/** A page of the list as PostgreSQL answered it, with the catalogue generation it was read at. */
+export interface CataloguePageRows {
+  count: number
+  data: Uint8Array
+  generation: number
+}
+
 /**
  * One page: the total and the docs joined by `,`, as the UTF-8 bytes PostgreSQL sent. A page of
  * 100 listings is ~85 KB: read raw, it is never decoded into a string only to be encoded back
  * into the response.
  */
-export async function listCatalogue(sql: Sql, q: CatalogueListQuery, mode: CountMode = defaultCountMode(q)): Promise<{ count: number; data: Uint8Array }> {
+export async function listCatalogue(sql: Sql, q: CatalogueListQuery, mode: CountMode = defaultCountMode(q)): Promise<CataloguePageRows> {
   const { text, params } = catalogueListSql(q, mode)
-  const [[count, data]] = (await sql.unsafe(text, params as never[]).raw()) as unknown as [Buffer, Buffer | null][]
-  return { count: Number(count.toString('latin1')), data: data ?? NO_BYTES }
+  const [[count, data, generation]] = (await sql.unsafe(text, params as never[]).raw()) as unknown as [Buffer, Buffer | null, Buffer][]
+  return { count: Number(count.toString('latin1')), data: data ?? NO_BYTES, generation: Number(generation.toString('latin1')) }
+}
+
+/** The business's catalogue generation now: any catalogue write of the business since a page was read has moved it. */
+export async function catalogueGeneration(sql: Sql, businessId: number): Promise<number> {
+  const [[generation]] = (await sql.unsafe(`select ${GENERATION}`, [businessId]).raw()) as unknown as [Buffer][]
+  return Number(generation.toString('latin1'))
 }
 
 /** The catalogue version of a business: it moves with every transaction that changes its public catalogue. */

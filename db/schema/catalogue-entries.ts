@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { bigint, boolean, customType, doublePrecision, index, integer, json, pgTable, point, text, timestamp } from 'drizzle-orm/pg-core'
+import { bigint, boolean, customType, doublePrecision, index, integer, json, pgSequence, pgTable, point, text, timestamp } from 'drizzle-orm/pg-core'
 import { businesses } from './businesses'
 import { properties } from './properties'
 import { geographyPoint } from './types'
@@ -109,4 +109,14 @@ export const catalogueCounts = pgTable('catalogue_counts', {
   venta: bigint('venta', { mode: 'number' }).notNull().default(0),
   alquiler: bigint('alquiler', { mode: 'number' }).notNull().default(0),
   traspaso: bigint('traspaso', { mode: 'number' }).notNull().default(0),
+  /**
+   * Moves (to a fresh value of catalogue_generation_seq, never reused) in every statement that
+   * inserts, changes or deletes a catalogue row of the business, by the same triggers, so no
+   * writer can forget it (migration 0018). It keys the API's in-process cache of list pages:
+   * a page cached under the generation a read finds is that read's answer.
+   */
+  generation: bigint('generation', { mode: 'number' }).notNull().default(0),
 })
+
+/** Values of catalogue_counts.generation: a sequence, so a generation never repeats, even after a truncate. */
+export const catalogueGenerationSeq = pgSequence('catalogue_generation_seq')

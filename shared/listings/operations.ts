@@ -6,7 +6,8 @@
  */
 import type { Static } from '@sinclair/typebox'
 import type { Db } from '../../db/client'
-import { getCatalogueDocText, listCatalogue as queryCataloguePage, type PropertySlice } from '../../db/queries/catalogue'
+import { getCatalogueDocText, type PropertySlice } from '../../db/queries/catalogue'
+import { readCataloguePage, type CataloguePageCache } from './catalogue-cache'
 import { countProperties, findProperty, insertProperty, isOwnerContact, setPublished, updatePropertyColumns } from '../../db/queries/properties'
 import type { PropertyRow } from '../../db/schema'
 import { requireBusiness } from '../access/accounts'
@@ -193,12 +194,15 @@ export interface CataloguePage {
   filters: ListFilters
 }
 
-/** Catalogue reads may run on the read replica (docs/operations.md "Read replica"). */
-type CatalogueReadDeps = Pick<Services, 'database' | 'reads'>
+/** Catalogue reads may run on the read replica (docs/operations.md "Read replica") and be answered from the page cache. */
+type CatalogueReadDeps = Pick<Services, 'database' | 'reads'> & {
+  /** The API's in-process cache of list pages (CATALOGUE_CACHE_MB); absent, every list is read. */
+  catalogueCache?: CataloguePageCache
+}
 
 export async function listCatalogue(deps: CatalogueReadDeps, businessId: number, params: ListParams): Promise<CataloguePage> {
   const { query, filters } = catalogueQueryOf(businessId, params)
-  const { count, data } = await readFor(deps, businessId, (database) => queryCataloguePage(database.sql, query))
+  const { count, data } = await readFor(deps, businessId, (database) => readCataloguePage(database.sql, query, deps.catalogueCache))
   return { data, count, limit: query.limit, offset: query.offset, filters }
 }
 

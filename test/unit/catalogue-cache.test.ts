@@ -1,0 +1,43 @@
+import { describe, expect, test } from 'bun:test'
+import { CataloguePageCache } from '../../shared/listings/catalogue-cache'
+
+const page = (bytes: number, count = 1) => ({ count, data: new Uint8Array(bytes).fill(7) })
+
+describe('CataloguePageCache', () => {
+  test('a page is served only for the generation it was stored with', () => {
+    const cache = new CataloguePageCache(1 << 20)
+    cache.set('k', 5, page(10, 3))
+    expect(cache.has('k')).toBe(true)
+    expect(cache.get('k', 5)?.count).toBe(3)
+    expect(cache.get('k', 6)).toBeUndefined()
+    cache.set('k', 6, page(10, 4))
+    expect(cache.get('k', 5)).toBeUndefined()
+    expect(cache.get('k', 6)?.count).toBe(4)
+  })
+
+  test('keeps its own copy of the bytes', () => {
+    const cache = new CataloguePageCache(1 << 20)
+    const p = page(4)
+    cache.set('k', 1, p)
+    p.data.fill(0)
+    expect([...cache.get('k', 1)!.data]).toEqual([7, 7, 7, 7])
+  })
+
+  test('evicts the least recently used pages past its bytes', () => {
+    const cache = new CataloguePageCache(8 * 1000)
+    for (const k of ['a', 'b', 'c']) cache.set(k, 1, page(700))
+    cache.get('a', 1)
+    // Each entry is 700 bytes plus its overhead; a fourth and fifth push out the oldest unused.
+    for (const k of ['d', 'e', 'f', 'g', 'h', 'i']) cache.set(k, 1, page(700))
+    expect(cache.size.bytes).toBeLessThanOrEqual(8000)
+    expect(cache.has('b')).toBe(false)
+    expect(cache.has('i')).toBe(true)
+  })
+
+  test('a page larger than an eighth of the cache is not kept', () => {
+    const cache = new CataloguePageCache(8000)
+    cache.set('big', 1, page(2000))
+    expect(cache.has('big')).toBe(false)
+    expect(cache.size).toEqual({ entries: 0, bytes: 0 })
+  })
+})
