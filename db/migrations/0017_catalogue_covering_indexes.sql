@@ -14,8 +14,13 @@ DROP INDEX "catalogue_business_geom_gist";--> statement-breakpoint
 -- on 2 cores, docs/operations.md "Migrations that rewrite a table").
 ALTER TABLE "catalogue_entries" ADD COLUMN "pt" "point" GENERATED ALWAYS AS (point(st_x((geog)::geometry), st_y((geog)::geometry))) STORED;--> statement-breakpoint
 CREATE INDEX "catalogue_business_pt_gist" ON "catalogue_entries" USING gist ("business_id","pt") INCLUDE ("geog","updated_at","property_id");--> statement-breakpoint
--- A price range in the default order: its matches from the ascending price index, the page's 100
--- kept by updated_at without the heap.
+-- The default order's index carries the filter columns, so a filter in that order (a price range,
+-- an operation, bedrooms, type, status, featured) walks it until the page is full without the
+-- heap (a wide price range stops after a few hundred entries); the ascending price indexes
+-- INCLUDE updated_at, so a narrow range reads its matches there and keeps the top 100. The
+-- planner picks by the range's estimated size.
+DROP INDEX "catalogue_business_updated_idx";--> statement-breakpoint
+CREATE INDEX "catalogue_business_updated_idx" ON "catalogue_entries" USING btree ("business_id","updated_at" DESC NULLS LAST,"property_id" DESC NULLS LAST) INCLUDE ("operations","price_sale","price_rent","price_transfer","bedrooms","type","status","is_featured");--> statement-breakpoint
 DROP INDEX "catalogue_sale_asc_idx";--> statement-breakpoint
 CREATE INDEX "catalogue_sale_asc_idx" ON "catalogue_entries" USING btree ("business_id","price_sale","property_id" DESC NULLS LAST) INCLUDE ("updated_at");--> statement-breakpoint
 DROP INDEX "catalogue_venta_sale_asc_idx";--> statement-breakpoint

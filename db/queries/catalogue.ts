@@ -56,7 +56,11 @@ export interface GeoBox {
  * A circle as centre + radius in metres, or a planar polygon as closed EWKT (lng lat order, SRID
  * 4326); each with a box holding all of it, which an index answers before the exact test.
  */
-export type SqlArea = { kind: 'circle'; lng: number; lat: number; radius: number; box: GeoBox } | { kind: 'polygon'; wkt: string; box: GeoBox }
+export type SqlArea =
+  | { kind: 'circle'; lng: number; lat: number; radius: number; box: GeoBox }
+  | { kind: 'polygon'; wkt: string; box: GeoBox }
+  /** A polygon that is exactly its box (four corners, edges along meridians and parallels). */
+  | { kind: 'box'; box: GeoBox }
 
 /** What one page of the list filters on, sorts by and skips. */
 export interface CatalogueListQuery {
@@ -275,10 +279,14 @@ function whereOf(q: CatalogueListQuery, params: unknown[]): { where: string; sea
     // draws, so they test the planar point (`geog::geometry`).
     const areas = q.areas.map((a) => {
       const box = `pt <@ box(point(${p(a.box.west)}::float8, ${p(a.box.south)}::float8), point(${p(a.box.east)}::float8, ${p(a.box.north)}::float8))`
+      // A box's exact test is the comparison of the point's own coordinates (what ST_Intersects
+      // answers for a point and an axis-aligned rectangle, edges included), half its cost.
       const exact =
         a.kind === 'circle'
           ? `ST_DWithin(geog, ST_SetSRID(ST_MakePoint(${p(a.lng)}::float8, ${p(a.lat)}::float8), 4326)::geography, ${p(a.radius)}::float8)`
-          : `ST_Intersects(geog::geometry, ST_GeomFromEWKT(${p(a.wkt)}::text))`
+          : a.kind === 'box'
+            ? `pt[0] between $${params.length - 3} and $${params.length - 1} and pt[1] between $${params.length - 2} and $${params.length}`
+            : `ST_Intersects(geog::geometry, ST_GeomFromEWKT(${p(a.wkt)}::text))`
       return `(${box} and ${exact})`
     })
     parts.push(`(${areas.join(' or ')})`)
@@ -319,16 +327,16 @@ function countStatement(where: string): string {
 
 /**
  * The count mode a query gets by default. Relevance order ranks every match before it can keep
- * a page, so the count comes with that pass (a window count). An area, a city or a price range
- * in the default order also reads every match to sort them (no index yields that order), so the
- * matches are read once into a materialized CTE that both the count and the page read (a
- * city-wide polygon of 4,500 matches: 8.5 → 4.5 ms). Every other list reads its page straight
- * from an index in order and counts apart (a counter, or an index-only count).
+ * a page, so the count comes with that pass (a window count). An area or a city reads every
+ * match to sort them (no index yields the order within them), so the matches are read once into
+ * a materialized CTE that both the count and the page read (a city-wide polygon of 4,500
+ * matches: 8.5 → 4.5 ms). Every other list reads its page from an index in order (the default
+ * order's index carries the filter columns) and counts apart: a counter, or an index-only count
+ * (a price range: materialized 297 req/s, separate 468 req/s at 1M listings, c=16).
  */
 export const defaultCountMode = (q: CatalogueListQuery): CountMode => {
   if (q.search !== undefined) return q.sort ? 'separate' : 'window'
-  if (q.areas?.length || q.cityLc !== undefined) return 'materialized'
-  return (q.minPrice !== undefined || q.maxPrice !== undefined) && !q.sort ? 'materialized' : 'separate'
+  return q.areas?.length || q.cityLc !== undefined ? 'materialized' : 'separate'
 }
 
 /**

@@ -53,6 +53,9 @@ export const catalogueEntries = pgTable(
     tsv: tsvector('tsv'),
   },
   (t) => [
+    // INCLUDE (operations, the three prices, bedrooms, type, status, is_featured) (migration
+    // 0017): a filter in the default order walks this index until the page is full, without
+    // reading the heap row of each listing it passes.
     index('catalogue_business_updated_idx').on(t.businessId, t.updatedAt.desc(), t.propertyId.desc()),
     // Areas (migration 0017): every area filter is scoped to one business and first keeps the
     // points inside the area's bounding box (`pt <@ box`), then tests the exact shape on `geog`.

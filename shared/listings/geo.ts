@@ -106,7 +106,20 @@ export function toSqlArea(a: Area): SqlArea {
   const first = ring[0]
   const last = ring[ring.length - 1]
   if (first.lat !== last.lat || first.lng !== last.lng) ring.push(first)
-  return { kind: 'polygon', wkt: `SRID=4326;POLYGON((${ring.map((c) => `${c.lng} ${c.lat}`).join(',')}))`, box: polygonBox(ring) }
+  const box = polygonBox(ring)
+  if (isAxisAlignedRectangle(ring)) return { kind: 'box', box }
+  return { kind: 'polygon', wkt: `SRID=4326;POLYGON((${ring.map((c) => `${c.lng} ${c.lat}`).join(',')}))`, box }
+}
+
+/**
+ * A closed ring of four corners whose every edge runs along a meridian or a parallel, two
+ * latitudes and two longitudes: the planar rectangle equals its box, so its test is four
+ * comparisons. A bow tie of the same corners has diagonal edges and stays a polygon.
+ */
+function isAxisAlignedRectangle(ring: LatLng[]): boolean {
+  if (ring.length !== 5) return false
+  for (let i = 0; i < 4; i++) if (ring[i].lat !== ring[i + 1].lat && ring[i].lng !== ring[i + 1].lng) return false
+  return new Set(ring.map((c) => c.lat)).size === 2 && new Set(ring.map((c) => c.lng)).size === 2
 }
 
 const circleArea = (c: LatLng, radius: number): SqlArea => ({ kind: 'circle', lng: c.lng, lat: c.lat, radius, box: circleBox(c, radius) })

@@ -52,6 +52,14 @@ describe('parseLocations (api-spec §4.3 rules 3–5)', () => {
     })
   })
 
+  test('an axis-aligned rectangle, in any corner order, is a box; a bow tie of the same corners stays a polygon', () => {
+    const [sw, se, ne, nw] = [{ lat: 40, lng: -3 }, { lat: 40, lng: -2 }, { lat: 41, lng: -2 }, { lat: 41, lng: -3 }]
+    const box = { kind: 'box' as const, box: { west: -3, south: 40, east: -2, north: 41 } }
+    expect(toSqlArea({ geometry: { type: 'rectangle', coordinates: [sw, se, ne, nw] } })).toEqual(box)
+    expect(toSqlArea({ geometry: { type: 'polygon', coordinates: [ne, nw, sw, se, ne] } })).toEqual(box)
+    expect(toSqlArea({ geometry: { type: 'polygon', coordinates: [sw, ne, se, nw] } }).kind).toBe('polygon')
+  })
+
   test('a circle box: around the centre, wider in longitude away from the equator, whole bands at a pole or the antimeridian', () => {
     const madrid = circleBox({ lat: 40.4, lng: -3.7 }, 3000)
     expect(madrid.south).toBeLessThan(40.4 - 3000 / 111_500)
