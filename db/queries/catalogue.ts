@@ -348,7 +348,7 @@ export const defaultCountMode = (q: CatalogueListQuery): CountMode => {
  * generic plan cannot pick an index that is wrong for this price range or area (measured: a
  * prepared price-range query went from 6 ms to 75 ms once the generic plan kicked in).
  */
-export function catalogueListSql(q: CatalogueListQuery, mode: CountMode = defaultCountMode(q)): { text: string; params: unknown[] } {
+export function catalogueListSql(q: CatalogueListQuery, mode: CountMode = defaultCountMode(q), output: ListOutput = 'page'): { text: string; params: unknown[] } {
   const params: unknown[] = []
   const { where, searchRef } = whereOf(q, params)
   const countSql = countStatement(where)
@@ -357,34 +357,47 @@ export function catalogueListSql(q: CatalogueListQuery, mode: CountMode = defaul
   const byRank = searchRef !== undefined && !q.sort
   // Relevance is ts_rank, not ts_rank_cd: cover density cost ten times more per match (docs/properties.md).
   const cols = q.sort ? `property_id, ${q.priceColumn}` : byRank ? `property_id, updated_at, ts_rank(tsv, ${searchQuery(searchRef)}) as rank` : 'property_id, updated_at'
-  const agg = `select string_agg(c.doc::text, ',' order by ${orderOf(q, 'c.', byRank ? 'page.rank' : undefined)}) from page join catalogue_entries c using (property_id)`
   const pageOrder = orderOf(q, '', byRank ? 'rank' : undefined)
+  const docOrder = orderOf(q, 'c.', byRank ? 'page.rank' : undefined)
+  let ctes: string
+  let count: string
   if (mode === 'materialized') {
-    return {
-      text: `with matches as materialized (select ${cols} from catalogue_entries where ${where}),
-page as (select * from matches order by ${pageOrder} limit ${limit} offset ${offset})
-select (select count(*) from matches)::int as count, (${agg}) as data, ${GENERATION} as generation`,
-      params,
-    }
-  }
-  if (mode === 'window') {
+    ctes = `matches as materialized (select ${cols} from catalogue_entries where ${where}),
+page as (select * from matches order by ${pageOrder} limit ${limit} offset ${offset})`
+    count = '(select count(*) from matches)'
+  } else if (mode === 'window') {
     // Total from count(*) over () on the page rows; an empty page (offset past the end) falls back to a count.
+    ctes = `page as (select ${cols}, count(*) over () as total from catalogue_entries where ${where} order by ${pageOrder} limit ${limit} offset ${offset})`
+    count = `coalesce((select total from page limit 1), (${countSql}))`
+  } else {
+    ctes = `page as (select ${cols} from catalogue_entries where ${where} order by ${pageOrder} limit ${limit} offset ${offset})`
+    count = `(${countSql})`
+  }
+  if (output === 'ids') {
+    return { text: `with ${ctes}\nselect ${count}::int as count, (select string_agg(property_id::text, ',' order by ${pageOrder}) from page) as ids, ${GENERATION} as generation`, params }
+  }
+  if (output === 'rows') {
+    // One row per document in page order; an empty page still has the row carrying the count.
     return {
-      text: `with page as (select ${cols}, count(*) over () as total from catalogue_entries where ${where} order by ${pageOrder} limit ${limit} offset ${offset})
-select coalesce((select total from page limit 1), (${countSql}))::int as count, (${agg}) as data, ${GENERATION} as generation`,
+      text: `with ${ctes}, head as (select ${count}::int as count, ${GENERATION} as generation)
+select head.count, head.generation, c.property_id, c.doc::text from head left join (page join catalogue_entries c using (property_id)) on true order by ${docOrder}`,
       params,
     }
   }
-  return {
-    text: `with page as (select ${cols} from catalogue_entries where ${where} order by ${pageOrder} limit ${limit} offset ${offset})
-select (${countSql})::int as count, (${agg}) as data, ${GENERATION} as generation`,
-    params,
-  }
+  const agg = `select string_agg(c.doc::text, ',' order by ${docOrder}) from page join catalogue_entries c using (property_id)`
+  return { text: `with ${ctes}\nselect ${count}::int as count, (${agg}) as data, ${GENERATION} as generation`, params }
 }
+
+/**
+ * What the list statement returns: `page`, the count and the documents joined by `,` in one
+ * value; `ids`, the count and the page's ids in order, read from indexes alone (the documents
+ * then come from the page cache); `rows`, one row per document with its id, to fill that cache.
+ */
+export type ListOutput = 'page' | 'ids' | 'rows'
 
 const NO_BYTES = new Uint8Array(0)
 
-/** The business's catalogue generation (migration 0018), read in the page's own snapshot; 0 before its first row. */
+/** The business's catalogue generation (migration 0018), read in the statement's own snapshot; 0 before its first row. */
 const GENERATION = 'coalesce((select generation from catalogue_counts where business_id = $1), 0)'
 
 /** A page of the list as PostgreSQL answered it, with the catalogue generation it was read at. */
@@ -394,6 +407,8 @@ export interface CataloguePageRows {
   generation: number
 }
 
+const num = (b: Buffer) => Number(b.toString('latin1'))
+
 /**
  * One page: the total and the docs joined by `,`, as the UTF-8 bytes PostgreSQL sent. A page of
  * 100 listings is ~85 KB: read raw, it is never decoded into a string only to be encoded back
@@ -402,13 +417,43 @@ export interface CataloguePageRows {
 export async function listCatalogue(sql: Sql, q: CatalogueListQuery, mode: CountMode = defaultCountMode(q)): Promise<CataloguePageRows> {
   const { text, params } = catalogueListSql(q, mode)
   const [[count, data, generation]] = (await sql.unsafe(text, params as never[]).raw()) as unknown as [Buffer, Buffer | null, Buffer][]
-  return { count: Number(count.toString('latin1')), data: data ?? NO_BYTES, generation: Number(generation.toString('latin1')) }
+  return { count: num(count), data: data ?? NO_BYTES, generation: num(generation) }
+}
+
+/** The page's ids in order, its total and the generation, without reading a document. */
+export async function listCatalogueIds(sql: Sql, q: CatalogueListQuery): Promise<{ count: number; ids: number[]; generation: number }> {
+  const { text, params } = catalogueListSql(q, defaultCountMode(q), 'ids')
+  const [[count, ids, generation]] = (await sql.unsafe(text, params as never[]).raw()) as unknown as [Buffer, Buffer | null, Buffer][]
+  return { count: num(count), ids: ids ? ids.toString('latin1').split(',').map(Number) : [], generation: num(generation) }
+}
+
+/** The page with each document on its own (UTF-8 bytes), its total and the generation. */
+export async function listCatalogueRows(sql: Sql, q: CatalogueListQuery): Promise<{ count: number; docs: [number, Uint8Array][]; generation: number }> {
+  const { text, params } = catalogueListSql(q, defaultCountMode(q), 'rows')
+  const rows = (await sql.unsafe(text, params as never[]).raw()) as unknown as [Buffer, Buffer, Buffer | null, Buffer | null][]
+  const docs: [number, Uint8Array][] = []
+  for (const [, , id, doc] of rows) if (id && doc) docs.push([num(id), doc])
+  return { count: num(rows[0][0]), docs, generation: num(rows[0][1]) }
+}
+
+/** Documents of published listings of the business by id (those still published), with the generation they were read at. */
+export async function catalogueDocs(sql: Sql, businessId: number, ids: number[]): Promise<{ docs: Map<number, Uint8Array>; generation: number }> {
+  const rows = (await sql
+    .unsafe(
+      `select g.generation, c.property_id, c.doc::text from (select ${GENERATION} as generation) g
+left join catalogue_entries c on c.business_id = $1 and c.property_id = any($2::int[])`,
+      [businessId, `{${ids.map((id) => Math.trunc(id)).join(',')}}`] as never[],
+    )
+    .raw()) as unknown as [Buffer, Buffer | null, Buffer | null][]
+  const docs = new Map<number, Uint8Array>()
+  for (const [, id, doc] of rows) if (id && doc) docs.set(num(id), doc)
+  return { docs, generation: num(rows[0][0]) }
 }
 
 /** The business's catalogue generation now: any catalogue write of the business since a page was read has moved it. */
 export async function catalogueGeneration(sql: Sql, businessId: number): Promise<number> {
   const [[generation]] = (await sql.unsafe(`select ${GENERATION}`, [businessId]).raw()) as unknown as [Buffer][]
-  return Number(generation.toString('latin1'))
+  return num(generation)
 }
 
 /** The catalogue version of a business: it moves with every transaction that changes its public catalogue. */

@@ -294,7 +294,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel,
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 1000, 600_000),
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1, 500),
-    catalogueCacheBytes: int(env, 'CATALOGUE_CACHE_MB', 64, 0, 65_536) * 1024 * 1024,
+    catalogueCacheBytes: int(env, 'CATALOGUE_CACHE_MB', 128, 0, 65_536) * 1024 * 1024,
     ingestBatch: {
       maxItems: int(env, 'INGEST_BATCH_MAX', 100, 1, 1000),
       maxWaitMs: int(env, 'INGEST_BATCH_WAIT_MS', 2, 0, 1000),

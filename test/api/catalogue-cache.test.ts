@@ -82,6 +82,44 @@ describe('catalogue page cache', () => {
     expect(res.text).toMatch(/catalogue_cache_bytes [1-9]/)
   })
 
+  test('pages of a business whose documents are kept take them from the cache, and answer as without a cache', async () => {
+    const b = await seedBusiness(ctx)
+    const cities = [['Madrid', 40.42, -3.7], ['Valencia', 39.47, -0.38], ['Sevilla', 37.39, -5.98]] as const
+    for (let i = 0; i < 24; i++) {
+      const [city, lat, lng] = cities[i % 3]
+      await createPublished(ctx, b.apiKey, {
+        title: `Piso ${i} ${i % 2 ? 'con piscina' : 'con terraza'}`,
+        operations: i % 4 ? ['venta'] : ['alquiler'],
+        pricing: i % 4 ? { sale: 100000 + i * 10000 } : { rent: 500 + i * 10 },
+        bedrooms: i % 5,
+        location: { city, address: 'Calle Mayor 1', postal_code: '28001', coordinates: { latitude: lat + i / 1000, longitude: lng }, visibility: 'public' },
+      })
+    }
+    const queries = [
+      'limit=5', 'limit=5&offset=5', 'limit=7&offset=10', 'operation=venta&limit=4&sort=price_desc', 'operation=venta&min_price=150000&limit=3',
+      'city=Valencia&limit=3', 'q=piscina&limit=4', 'q=terraza&limit=4&offset=4', 'min_bedrooms=3&limit=5',
+      `locations=${encodeURIComponent(JSON.stringify([{ geometry: { type: 'circle', center: { lat: 40.42, lng: -3.7 }, radius: 5000 } }]))}&limit=3`, 'offset=50',
+    ]
+    const off = await createTestContext({ CATALOGUE_CACHE_MB: '0' })
+    try {
+      const same = async () => {
+        for (const query of queries) expect(await list(b.apiKey, query), query).toEqual((await call(off.app, 'GET', `/v1/properties?${query}`, { key: b.apiKey })).body)
+      }
+      const before = cache().docHits
+      await same()
+      expect(cache().docHits).toBeGreaterThan(before)
+      await same()
+      // A change: every kept document of the business is left behind with the old generation.
+      const [first] = (await list(b.apiKey, 'limit=1')).data
+      const patched = await call(ctx.app, 'PATCH', `/v1/properties/${first.id}`, { key: b.apiKey, body: { title: 'Ático reformado con piscina' } })
+      expect(patched.status, patched.text).toBe(200)
+      await same()
+      expect((await list(b.apiKey, 'q=atico&limit=4')).data.map((p: any) => p.title)).toContain('Ático reformado con piscina')
+    } finally {
+      await off.close()
+    }
+  })
+
   test('CATALOGUE_CACHE_MB=0 turns it off', async () => {
     const off = await createTestContext({ CATALOGUE_CACHE_MB: '0' })
     try {
