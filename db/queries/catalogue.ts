@@ -245,7 +245,7 @@ const searchQuery = (ref: string) => `catalogue_search_query(${ref}::text)`
  * text (when there is one). Operations are inlined as literals from the fixed set (never user
  * text) so the planner can match the per-operation partial price indexes (migration 0001).
  */
-function whereOf(q: CatalogueListQuery, params: unknown[]): { where: string; searchRef?: string } {
+function whereOf(q: CatalogueListQuery, params: unknown[]): { where: string; searchRef?: string; priceRefs: { min?: string; max?: string } } {
   const p = (value: unknown) => {
     params.push(value)
     return `$${params.length}`
@@ -262,8 +262,9 @@ function whereOf(q: CatalogueListQuery, params: unknown[]): { where: string; sea
   if (q.type !== undefined) parts.push(`type = ${p(q.type)}`)
   if (q.subtypeKey !== undefined) parts.push(`subtype_key = ${p(q.subtypeKey)}`)
   if (q.cityLc !== undefined) parts.push(`city_lc = ${p(q.cityLc)}`)
-  if (q.minPrice !== undefined) parts.push(`${q.priceColumn} >= ${p(q.minPrice)}::float8`)
-  if (q.maxPrice !== undefined) parts.push(`${q.priceColumn} <= ${p(q.maxPrice)}::float8`)
+  const priceRefs: { min?: string; max?: string } = {}
+  if (q.minPrice !== undefined) parts.push(`${q.priceColumn} >= ${(priceRefs.min = p(q.minPrice))}::float8`)
+  if (q.maxPrice !== undefined) parts.push(`${q.priceColumn} <= ${(priceRefs.max = p(q.maxPrice))}::float8`)
   if (q.minBedrooms !== undefined) parts.push(`bedrooms >= ${p(q.minBedrooms)}::int`)
   if (q.isFeatured !== undefined) parts.push(`is_featured = ${p(q.isFeatured)}::boolean`)
   let searchRef: string | undefined
@@ -291,7 +292,7 @@ function whereOf(q: CatalogueListQuery, params: unknown[]): { where: string; sea
     })
     parts.push(`(${areas.join(' or ')})`)
   }
-  return { where: parts.join(' and '), searchRef }
+  return { where: parts.join(' and '), searchRef, priceRefs }
 }
 
 /**
@@ -312,6 +313,45 @@ function orderOf(q: CatalogueListQuery, alias = '', rankRef?: string): string {
 export type CountMode = 'separate' | 'window' | 'materialized'
 
 const SINGLE_OPERATION = /^business_id = \$1 and operations @> '\{(venta|alquiler|traspaso)\}'::text\[\]$/
+
+/** Each operation's price column and the width of its buckets in catalogue_price_counts (migration 0019's catalogue_price_width). */
+const PRICE_BUCKETS: Record<string, { column: PriceColumn; width: number }> = {
+  venta: { column: 'price_sale', width: 10000 },
+  alquiler: { column: 'price_rent', width: 50 },
+  traspaso: { column: 'price_transfer', width: 5000 },
+}
+
+/**
+ * The total of one operation's price range and nothing else, from catalogue_price_counts: the
+ * buckets k1..k2 wholly inside the range, plus the listings of the range below bucket k1 and above
+ * bucket k2, counted from the price index (at most two buckets at each edge). Exact: every listing
+ * of the range is in exactly one of the three parts. Margins: a price just below a bucket's lower
+ * edge can divide to that bucket (the quotient rounds up), never to a lower one, so k1 is two
+ * buckets above the minimum's and k2 one below the maximum's; a listing of a bucket below k1 has a
+ * price below k1 · width, one above k2 a price at least k2 · width.
+ * Undefined for any other filter, or a range under eight buckets wide (counted directly).
+ */
+function priceRangeCount(q: CatalogueListQuery, refs: { min?: string; max?: string }): string | undefined {
+  const op = q.operations?.length === 1 ? q.operations[0] : undefined
+  const buckets = op ? PRICE_BUCKETS[op] : undefined
+  if (!op || !buckets || buckets.column !== q.priceColumn || (refs.min === undefined && refs.max === undefined)) return undefined
+  const others = [q.status, q.rentalKind, q.type, q.subtypeKey, q.cityLc, q.minBedrooms, q.isFeatured, q.search]
+  if (others.some((v) => v !== undefined) || q.areas?.length) return undefined
+  // Bounds far past any price keep the bucket numbers well inside bigint (the function clamps at ±1e15).
+  if ([q.minPrice, q.maxPrice].some((b) => b !== undefined && Math.abs(b) > 1e18)) return undefined
+  if (q.minPrice !== undefined && q.maxPrice !== undefined && (q.maxPrice - q.minPrice) / buckets.width < 8) return undefined
+  const { column, width } = buckets
+  const w = `${width}::float8`
+  const bucket = `catalogue_price_bucket(${column}, ${w})`
+  const rows = `from catalogue_entries where business_id = $1 and operations @> '{${op}}'::text[]`
+  // Without a bound, the extreme bucket on that side is whole: every listing in it is in range.
+  const k1 = refs.min ? `(floor(${refs.min}::float8 / ${w}) + 2)::bigint` : '(-1e15)::bigint'
+  const k2 = refs.max ? `least(floor(${refs.max}::float8 / ${w}) - 1, 1e15 - 1)::bigint` : '(1e15)::bigint'
+  const parts = [`(select coalesce(sum(n), 0) from catalogue_price_counts where business_id = $1 and op = '${op}' and bucket between ${k1} and ${k2})`]
+  if (refs.min) parts.push(`(select count(*) ${rows} and ${column} >= ${refs.min}::float8 and ${column} < ${k1} * ${w} and ${bucket} < ${k1})`)
+  if (refs.max) parts.push(`(select count(*) ${rows} and ${column} >= ${k2} * ${w} and ${column} <= ${refs.max}::float8 and ${bucket} > ${k2})`)
+  return `select ${parts.join(' + ')}`
+}
 
 /**
  * The total of a WHERE. The business alone, or the business and one operation, are read from the
@@ -350,8 +390,8 @@ export const defaultCountMode = (q: CatalogueListQuery): CountMode => {
  */
 export function catalogueListSql(q: CatalogueListQuery, mode: CountMode = defaultCountMode(q), output: ListOutput = 'page'): { text: string; params: unknown[] } {
   const params: unknown[] = []
-  const { where, searchRef } = whereOf(q, params)
-  const countSql = countStatement(where)
+  const { where, searchRef, priceRefs } = whereOf(q, params)
+  const countSql = priceRangeCount(q, priceRefs) ?? countStatement(where)
   const limit = `${(params.push(q.limit), `$${params.length}`)}::int`
   const offset = `${(params.push(q.offset), `$${params.length}`)}::int`
   const byRank = searchRef !== undefined && !q.sort

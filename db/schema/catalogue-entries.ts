@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { bigint, boolean, customType, doublePrecision, index, integer, json, pgSequence, pgTable, point, text, timestamp } from 'drizzle-orm/pg-core'
+import { bigint, boolean, customType, doublePrecision, index, integer, json, pgSequence, pgTable, point, primaryKey, text, timestamp } from 'drizzle-orm/pg-core'
 import { businesses } from './businesses'
 import { properties } from './properties'
 import { geographyPoint } from './types'
@@ -120,6 +120,26 @@ export const catalogueCounts = pgTable('catalogue_counts', {
    */
   generation: bigint('generation', { mode: 'number' }).notNull().default(0),
 })
+
+/**
+ * Listings per business, operation and price bucket (migration 0019): `bucket` is
+ * catalogue_price_bucket(price, catalogue_price_width(op)), the price of that operation
+ * (price_sale for venta, price_rent for alquiler, price_transfer for traspaso) divided by the
+ * operation's width (10,000 / 50 / 5,000) and floored. Kept by the triggers of catalogue_entries
+ * in the same statement. The total of an operation's price range is the sum of the buckets wholly
+ * inside it plus the listings of the partial buckets at its two edges, counted from the index
+ * (db/queries/catalogue.ts), instead of every index entry of the range.
+ */
+export const cataloguePriceCounts = pgTable(
+  'catalogue_price_counts',
+  {
+    businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
+    op: text('op').notNull(),
+    bucket: bigint('bucket', { mode: 'number' }).notNull(),
+    n: bigint('n', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.businessId, t.op, t.bucket] })],
+)
 
 /** Values of catalogue_counts.generation: a sequence, so a generation never repeats, even after a truncate. */
 export const catalogueGenerationSeq = pgSequence('catalogue_generation_seq')

@@ -1,0 +1,86 @@
+/**
+ * An operation's price-range total read from catalogue_price_counts (migration 0019,
+ * db/queries/catalogue.ts priceRangeCount) must equal counting the rows, for any range, including
+ * prices on and next to bucket edges, and after inserts, price and operation changes and deletes.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import postgres from 'postgres'
+import { catalogueListSql, listCatalogue } from '../../db/queries/catalogue'
+import { catalogueQueryOf } from '../../shared/listings/catalogue-filters'
+
+const sql = postgres(process.env.DATABASE_URL!, { max: 2, onnotice: () => {} })
+let businessId: number
+afterAll(async () => {
+  await sql`delete from businesses where id = ${businessId}`
+  await sql.end({ timeout: 1 })
+})
+
+function prng(seed: number) {
+  let s = seed >>> 0
+  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32)
+}
+const r = prng(41)
+/** Prices around bucket edges (10,000 for sales, 50 for rents, 5,000 for transfers) and anywhere. */
+const priceNear = (width: number) => {
+  const k = Math.floor(r() * 120)
+  const choice = r()
+  if (choice < 0.2) return k * width
+  if (choice < 0.3) return k * width - 1e-9 * width
+  if (choice < 0.4) return k * width + 1e-7
+  if (choice < 0.45) return k * width * (1 - Number.EPSILON)
+  if (choice < 0.5) return k * width * (1 + Number.EPSILON)
+  return Math.round(r() * 120 * width * 100) / 100
+}
+
+beforeAll(async () => {
+  ;[{ id: businessId }] = await sql`insert into businesses (name) values ('price-counts') returning id`
+  await sql`
+    insert into properties (business_id, operations, type, title, location, area, published_at)
+    select ${businessId}, '{venta}', 'casa', 't', '{"city":"x"}', '{"total":1}', now() from generate_series(1, 3000)`
+  const ids = (await sql<{ id: number }[]>`select id from properties where business_id = ${businessId} order by id`).map((row) => row.id)
+  const ops = ids.map((_, i) => (['{venta}', '{alquiler}', '{traspaso}', '{venta,alquiler}'] as const)[i % 4])
+  await sql`
+    insert into catalogue_entries (property_id, business_id, doc, status, operations, type, bedrooms, is_featured, price_sale, price_rent, price_transfer, updated_at)
+    select id, ${businessId}, '{}', 'disponible', ops::text[], 'casa', 0, false, s, rt, t, now()
+    from unnest(${ids}::int[], ${ops}::text[], ${ids.map(() => priceNear(10000))}::float8[], ${ids.map(() => priceNear(50))}::float8[], ${ids.map(() => priceNear(5000))}::float8[]) as u(id, ops, s, rt, t)`
+})
+
+const WIDTH = { venta: 10000, alquiler: 50, traspaso: 5000 } as const
+
+async function checkRanges(rounds: number) {
+  for (let i = 0; i < rounds; i++) {
+    const op = (['venta', 'alquiler', 'traspaso'] as const)[i % 3]
+    const w = WIDTH[op]
+    const a = priceNear(w)
+    const b = r() < 0.7 ? a + r() * 60 * w : priceNear(w)
+    const params = r() < 0.15 ? { operation: op, min_price: a } : r() < 0.15 ? { operation: op, max_price: b } : { operation: op, min_price: Math.min(a, b), max_price: Math.max(a, b) }
+    const { query } = catalogueQueryOf(businessId, params)
+    const column = op === 'venta' ? 'price_sale' : op === 'alquiler' ? 'price_rent' : 'price_transfer'
+    const [{ n }] = await sql.unsafe<{ n: number }[]>(
+      `select count(*)::int as n from catalogue_entries where business_id = $1 and operations @> $2::text[] and ${column} >= $3 and ${column} <= $4`,
+      [businessId, `{${op}}`, params.min_price ?? -1e308, params.max_price ?? 1e308],
+    )
+    expect((await listCatalogue(sql, query)).count, JSON.stringify(params)).toBe(n)
+  }
+}
+
+test('a wide range of one operation is counted from the buckets, and that count is exact', async () => {
+  const { query } = catalogueQueryOf(businessId, { operation: 'venta', min_price: 100000, max_price: 900000 })
+  expect(catalogueListSql(query).text).toContain('catalogue_price_counts')
+  await checkRanges(300)
+})
+
+test('the buckets follow inserts, changes of price and of operations, and deletes', async () => {
+  await sql`update catalogue_entries set price_sale = price_sale + 12345.5 where business_id = ${businessId} and property_id % 3 = 0`
+  await sql`update catalogue_entries set operations = '{traspaso}', price_transfer = 77777 where business_id = ${businessId} and property_id % 7 = 0`
+  await sql`delete from catalogue_entries where business_id = ${businessId} and property_id % 5 = 0`
+  await checkRanges(150)
+  const [{ bad }] = await sql<{ bad: number }[]>`
+    select count(*)::int as bad from (
+      select op, bucket, n from catalogue_price_counts where business_id = ${businessId} and n <> 0
+      except
+      select v.op, catalogue_price_bucket(v.price, catalogue_price_width(v.op)), count(*)
+      from catalogue_entries r cross join lateral (values ('venta', r.price_sale), ('alquiler', r.price_rent), ('traspaso', r.price_transfer)) v(op, price)
+      where r.business_id = ${businessId} and r.operations @> array[v.op] and v.price is not null group by 1, 2) x`
+  expect(bad).toBe(0)
+})
