@@ -23,21 +23,31 @@ describe('CataloguePageCache', () => {
     expect([...cache.get('k', 1)!.data]).toEqual([7, 7, 7, 7])
   })
 
-  test('evicts the least recently used pages past its bytes', () => {
-    const cache = new CataloguePageCache(8 * 1000)
+  test('evicts the pages not read since the hand last passed, past its bytes (a quarter of the space is for pages)', () => {
+    const cache = new CataloguePageCache(4 * 8 * 1000)
     for (const k of ['a', 'b', 'c']) cache.set(k, 1, page(700))
     cache.get('a', 1)
     // Each entry is 700 bytes plus its overhead; a fourth and fifth push out the oldest unused.
     for (const k of ['d', 'e', 'f', 'g', 'h', 'i']) cache.set(k, 1, page(700))
     expect(cache.size.bytes).toBeLessThanOrEqual(8000)
+    expect(cache.has('a')).toBe(true)
     expect(cache.has('b')).toBe(false)
     expect(cache.has('i')).toBe(true)
   })
 
-  test('a page larger than an eighth of the cache is not kept', () => {
-    const cache = new CataloguePageCache(8000)
+  test('a page larger than an eighth of the pages\' space is not kept', () => {
+    const cache = new CataloguePageCache(4 * 8000)
     cache.set('big', 1, page(2000))
     expect(cache.has('big')).toBe(false)
     expect(cache.size).toEqual({ entries: 0, bytes: 0 })
+  })
+
+  test('documents: kept per listing at a generation, beside the pages', () => {
+    const cache = new CataloguePageCache(1 << 20)
+    cache.setDoc(7, 3, new Uint8Array([1, 2]))
+    expect([...cache.getDoc(7, 3)!]).toEqual([1, 2])
+    expect(cache.getDoc(7, 4)).toBeUndefined()
+    expect(cache.getDoc(8, 3)).toBeUndefined()
+    expect(cache.size.entries).toBe(1)
   })
 })
