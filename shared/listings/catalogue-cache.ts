@@ -35,6 +35,7 @@ interface Entry {
 
 /** Per entry beyond the page's bytes: the key, the map slot, the objects. */
 const ENTRY_OVERHEAD = 256
+const SECOND_CHANCES = 32
 
 /**
  * Entries of at most `maxBytes` in all, each for one generation, evicted by CLOCK (second
@@ -75,10 +76,14 @@ class ClockCache<K> {
     }
     this.entries.set(key, { generation, count, data: new Uint8Array(data), bytes, used: false })
     this.bytes += bytes
+    // The hand spares at most SECOND_CHANCES read entries per insertion: with every entry read
+    // since its last pass (a hot catalogue) an unbounded walk would re-insert the whole map in
+    // one request (1M listings: a p99 of 352 ms on the circle shape).
+    let spared = 0
     for (const [oldest, entry] of this.entries) {
       if (this.bytes <= this.maxBytes) break
       this.entries.delete(oldest)
-      if (entry.used) {
+      if (entry.used && spared++ < SECOND_CHANCES) {
         entry.used = false
         this.entries.set(oldest, entry)
       } else this.bytes -= entry.bytes

@@ -50,4 +50,15 @@ describe('CataloguePageCache', () => {
     expect(cache.getDoc(8, 3)).toBeUndefined()
     expect(cache.size.entries).toBe(1)
   })
+
+  test('with every entry read since the hand passed, an insertion still keeps within the bytes', () => {
+    const cache = new CataloguePageCache(4 * 100 * 1000)
+    for (let id = 0; id < 400; id++) cache.setDoc(id, 1, new Uint8Array(700))
+    for (let id = 0; id < 400; id++) cache.getDoc(id, 1)
+    for (let id = 400; id < 500; id++) {
+      cache.setDoc(id, 1, new Uint8Array(700))
+      expect(cache.size.bytes).toBeLessThanOrEqual(3 * 100 * 1000)
+    }
+    expect(cache.getDoc(499, 1)).toBeDefined()
+  })
 })
