@@ -52,8 +52,21 @@ describe('SIGTERM (contract §7)', () => {
         if (Date.now() > deadline) throw new Error('service did not become ready')
         await Bun.sleep(50)
       }
-      const inflight = Array.from({ length: 40 }, () => fetch(`${base}/readyz`).then((r) => r.status, (e) => String(e)))
-      await Bun.sleep(5) // let the requests reach the server before the signal
+      // The batch goes over kept-alive connections that a first round opened (the server has
+      // accepted them), and the signal once the first answer is back: the server has then read
+      // the batch, sent together, and the rest are in its handlers. A fixed 5 ms wait over new
+      // connections raced the accept itself on a loaded machine: a connection still in the
+      // listen backlog when the listener closes is reset (16 ECONNRESET once in CI).
+      await Promise.all(Array.from({ length: 40 }, () => fetch(`${base}/readyz`).then((r) => r.arrayBuffer())))
+      let firstAnswer!: () => void
+      const answered = new Promise<void>((resolve) => (firstAnswer = resolve))
+      const inflight = Array.from({ length: 40 }, () =>
+        fetch(`${base}/readyz`).then(
+          (r) => (firstAnswer(), r.status),
+          (e) => (firstAnswer(), String(e)),
+        ),
+      )
+      await answered
       const signalledAt = Date.now()
       proc.kill('SIGTERM')
       const statuses = await Promise.all(inflight)
