@@ -77,6 +77,9 @@ export interface RunningApi {
   close(timeoutMs?: number): Promise<void>
 }
 
+/** How long a draining API waits without a new request before it closes its connections. */
+const QUIET_MS = 100
+
 export async function startApi(config: Config, logger: Logger): Promise<RunningApi> {
   const deps = await createApiDeps(config, logger)
   const app = createApp(deps)
@@ -86,6 +89,7 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
   // failed it with a 503 (fault harness, scenario d).
   let inflight = 0
   let draining = false
+  let lastStartedAt = 0
   let onIdle: (() => void) | undefined
   const settled = () => {
     if (--inflight === 0) onIdle?.()
@@ -95,6 +99,7 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
     idleTimeout: 30,
     fetch: async (request) => {
       inflight++
+      lastStartedAt = performance.now()
       try {
         const response = await app.handle(request)
         // Draining: tell keep-alive clients to open their next request elsewhere.
@@ -118,6 +123,11 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
         new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs))),
       ])
       clearTimeout(timer)
+      // A request its client wrote on a kept-alive connection just before the signal may still
+      // be unread in the socket: keep the connections open until none has started for
+      // QUIET_MS (each is answered with `connection: close`), within the same bound.
+      const until = performance.now() + timeoutMs
+      while (drained && performance.now() < until && (inflight > 0 || performance.now() - lastStartedAt < QUIET_MS)) await Bun.sleep(10)
       if (!drained) logger.warn('in-flight requests did not finish in time; closing', { timeout_ms: timeoutMs })
       // An idle kept-alive connection can still carry one more request after stop(false) has
       // resolved (one create failed with 503 once the stores closed: fault harness, scenario d).
