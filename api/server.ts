@@ -116,6 +116,7 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
     async close(timeoutMs = config.shutdownTimeoutMs) {
       // Stop accepting, let in-flight requests finish (bounded), then close the stores.
       let timer: ReturnType<typeof setTimeout> | undefined
+      const until = performance.now() + timeoutMs
       const idle = () => (inflight === 0 ? Promise.resolve() : new Promise<void>((r) => (onIdle = r)))
       draining = true
       const drained = await Promise.race([
@@ -126,7 +127,6 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
       // A request its client wrote on a kept-alive connection just before the signal may still
       // be unread in the socket: keep the connections open until none has started for
       // QUIET_MS (each is answered with `connection: close`), within the same bound.
-      const until = performance.now() + timeoutMs
       while (drained && performance.now() < until && (inflight > 0 || performance.now() - lastStartedAt < QUIET_MS)) await Bun.sleep(10)
       if (!drained) logger.warn('in-flight requests did not finish in time; closing', { timeout_ms: timeoutMs })
       // An idle kept-alive connection can still carry one more request after stop(false) has

@@ -279,14 +279,15 @@ function whereOf(q: CatalogueListQuery, params: unknown[]): { where: string; sea
     // sphere (geography); polygons and rectangles are the straight latitude/longitude lines a map
     // draws, so they test the planar point (`geog::geometry`).
     const areas = q.areas.map((a) => {
-      const box = `pt <@ box(point(${p(a.box.west)}::float8, ${p(a.box.south)}::float8), point(${p(a.box.east)}::float8, ${p(a.box.north)}::float8))`
+      const [west, south, east, north] = [p(a.box.west), p(a.box.south), p(a.box.east), p(a.box.north)]
+      const box = `pt <@ box(point(${west}::float8, ${south}::float8), point(${east}::float8, ${north}::float8))`
       // A box's exact test is the comparison of the point's own coordinates (what ST_Intersects
       // answers for a point and an axis-aligned rectangle, edges included), half its cost.
       const exact =
         a.kind === 'circle'
           ? `ST_DWithin(geog, ST_SetSRID(ST_MakePoint(${p(a.lng)}::float8, ${p(a.lat)}::float8), 4326)::geography, ${p(a.radius)}::float8)`
           : a.kind === 'box'
-            ? `pt[0] between $${params.length - 3} and $${params.length - 1} and pt[1] between $${params.length - 2} and $${params.length}`
+            ? `pt[0] between ${west} and ${east} and pt[1] between ${south} and ${north}`
             : `ST_Intersects(geog::geometry, ST_GeomFromEWKT(${p(a.wkt)}::text))`
       return `(${box} and ${exact})`
     })
@@ -312,7 +313,12 @@ function orderOf(q: CatalogueListQuery, alias = '', rankRef?: string): string {
 
 export type CountMode = 'separate' | 'window' | 'materialized'
 
-const SINGLE_OPERATION = /^business_id = \$1 and operations @> '\{(venta|alquiler|traspaso)\}'::text\[\]$/
+/** Whether the query filters on anything besides its business, its operation and its price range. */
+const filtersBeyondOperationAndPrice = (q: CatalogueListQuery) =>
+  [q.status, q.rentalKind, q.type, q.subtypeKey, q.cityLc, q.minBedrooms, q.isFeatured, q.search].some((v) => v !== undefined) || Boolean(q.areas?.length)
+
+/** The one operation a query filters on, when it is exactly one of the fixed set. */
+const singleOperation = (q: CatalogueListQuery) => (q.operations?.length === 1 && OPERATION_LITERALS.has(q.operations[0]) ? q.operations[0] : undefined)
 
 /** Each operation's price column and the width of its buckets in catalogue_price_counts (migration 0019's catalogue_price_width). */
 const PRICE_BUCKETS: Record<string, { column: PriceColumn; width: number }> = {
@@ -332,11 +338,10 @@ const PRICE_BUCKETS: Record<string, { column: PriceColumn; width: number }> = {
  * Undefined for any other filter, or a range under eight buckets wide (counted directly).
  */
 function priceRangeCount(q: CatalogueListQuery, refs: { min?: string; max?: string }): string | undefined {
-  const op = q.operations?.length === 1 ? q.operations[0] : undefined
+  const op = singleOperation(q)
   const buckets = op ? PRICE_BUCKETS[op] : undefined
   if (!op || !buckets || buckets.column !== q.priceColumn || (refs.min === undefined && refs.max === undefined)) return undefined
-  const others = [q.status, q.rentalKind, q.type, q.subtypeKey, q.cityLc, q.minBedrooms, q.isFeatured, q.search]
-  if (others.some((v) => v !== undefined) || q.areas?.length) return undefined
+  if (filtersBeyondOperationAndPrice(q)) return undefined
   // Bounds far past any price keep the bucket numbers well inside bigint (the function clamps at ±1e15).
   if ([q.minPrice, q.maxPrice].some((b) => b !== undefined && Math.abs(b) > 1e18)) return undefined
   if (q.minPrice !== undefined && q.maxPrice !== undefined && (q.maxPrice - q.minPrice) / buckets.width < 8) return undefined
@@ -354,15 +359,17 @@ function priceRangeCount(q: CatalogueListQuery, refs: { min?: string; max?: stri
 }
 
 /**
- * The total of a WHERE. The business alone, or the business and one operation, are read from the
- * trigger-kept catalogue_counts row (migrations 0003, 0017; same transaction as the rows, so
- * read-your-writes holds); anything else is counted.
+ * The total of the query. The business alone, or the business and one operation, are read from
+ * the trigger-kept catalogue_counts row (migrations 0003, 0017; same transaction as the rows, so
+ * read-your-writes holds); one operation's price range from the price buckets; anything else is
+ * counted.
  */
-function countStatement(where: string): string {
-  if (where === 'business_id = $1') return 'select coalesce((select entries from catalogue_counts where business_id = $1), 0)'
-  const op = SINGLE_OPERATION.exec(where)?.[1]
-  if (op) return `select coalesce((select ${op} from catalogue_counts where business_id = $1), 0)`
-  return `select count(*) from catalogue_entries where ${where}`
+function countStatement(q: CatalogueListQuery, where: string, priceRefs: { min?: string; max?: string }): string {
+  const onlyOperation = !filtersBeyondOperationAndPrice(q) && priceRefs.min === undefined && priceRefs.max === undefined
+  if (onlyOperation && q.operations === undefined) return 'select coalesce((select entries from catalogue_counts where business_id = $1), 0)'
+  const op = singleOperation(q)
+  if (onlyOperation && op) return `select coalesce((select ${op} from catalogue_counts where business_id = $1), 0)`
+  return priceRangeCount(q, priceRefs) ?? `select count(*) from catalogue_entries where ${where}`
 }
 
 /**
@@ -391,7 +398,7 @@ export const defaultCountMode = (q: CatalogueListQuery): CountMode => {
 export function catalogueListSql(q: CatalogueListQuery, mode: CountMode = defaultCountMode(q), output: ListOutput = 'page'): { text: string; params: unknown[] } {
   const params: unknown[] = []
   const { where, searchRef, priceRefs } = whereOf(q, params)
-  const countSql = priceRangeCount(q, priceRefs) ?? countStatement(where)
+  const countSql = countStatement(q, where, priceRefs)
   const limit = `${(params.push(q.limit), `$${params.length}`)}::int`
   const offset = `${(params.push(q.offset), `$${params.length}`)}::int`
   const byRank = searchRef !== undefined && !q.sort
@@ -425,7 +432,7 @@ select head.count, head.generation, c.property_id, c.doc::text from head left jo
     }
   }
   const agg = `select string_agg(c.doc::text, ',' order by ${docOrder}) from page join catalogue_entries c using (property_id)`
-  return { text: `with ${ctes}\nselect ${count}::int as count, (${agg}) as data, ${GENERATION} as generation`, params }
+  return { text: `with ${ctes}\nselect ${count}::int as count, (${agg}) as data`, params }
 }
 
 /**
@@ -440,11 +447,10 @@ const NO_BYTES = new Uint8Array(0)
 /** The business's catalogue generation (migration 0018), read in the statement's own snapshot; 0 before its first row. */
 const GENERATION = 'coalesce((select generation from catalogue_counts where business_id = $1), 0)'
 
-/** A page of the list as PostgreSQL answered it, with the catalogue generation it was read at. */
+/** A page of the list as PostgreSQL answered it. */
 export interface CataloguePageRows {
   count: number
   data: Uint8Array
-  generation: number
 }
 
 const num = (b: Buffer) => Number(b.toString('latin1'))
@@ -456,8 +462,8 @@ const num = (b: Buffer) => Number(b.toString('latin1'))
  */
 export async function listCatalogue(sql: Sql, q: CatalogueListQuery, mode: CountMode = defaultCountMode(q)): Promise<CataloguePageRows> {
   const { text, params } = catalogueListSql(q, mode)
-  const [[count, data, generation]] = (await sql.unsafe(text, params as never[]).raw()) as unknown as [Buffer, Buffer | null, Buffer][]
-  return { count: num(count), data: data ?? NO_BYTES, generation: num(generation) }
+  const [[count, data]] = (await sql.unsafe(text, params as never[]).raw()) as unknown as [Buffer, Buffer | null][]
+  return { count: num(count), data: data ?? NO_BYTES }
 }
 
 /** The page's ids in order, its total and the generation, without reading a document. */

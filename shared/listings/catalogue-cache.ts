@@ -99,8 +99,8 @@ export class CataloguePageCache {
   misses = 0
   docHits = 0
   docMisses = 0
-  /** Per business, the generation its kept documents were read at (a newer one makes them unreachable). */
-  readonly docGenerations = new Map<number, number>()
+  /** Businesses whose documents have been kept once: their new pages read ids, then documents by id. */
+  readonly seenBusinesses = new Set<number>()
 
   constructor(maxBytes: number) {
     this.pages = new ClockCache(maxBytes / 4)
@@ -161,18 +161,16 @@ const COMMA = new Uint8Array([0x2c])
 
 /** The documents joined by `,`: the inside of the response's `data` array. */
 function joinDocs(docs: Uint8Array[]): Uint8Array {
-  const parts: Uint8Array[] = []
-  for (const doc of docs) parts.push(...(parts.length ? [COMMA, doc] : [doc]))
-  return Buffer.concat(parts)
+  return Buffer.concat(docs.flatMap((doc, i) => (i ? [COMMA, doc] : [doc])))
 }
 
 /**
  * One page of the list. A page whose key is stored and whose business's generation has not moved
- * is served as it is. Otherwise, once the business's documents are kept at its current
- * generation, the statement only finds the page's ids and total from indexes (no document read,
- * no heap visit for most shapes) and the documents come from the cache, the few it lacks read by
- * id at the same generation; a business changed since then, or never seen, gets the statement
- * that returns every document of the page on its own row, and they are kept for the next pages.
+ * is served as it is. Otherwise, for a business seen before, the statement only finds the page's
+ * ids and total from indexes (no document read, no heap visit for most shapes) and the documents
+ * come from the cache; those it lacks at that generation (all of them after a change) are read
+ * by id, checked to be at the same generation. A business never seen gets the statement that
+ * returns every document of the page on its own row, and they are kept for the next pages.
  */
 export async function readCataloguePage(sql: Sql, query: CatalogueListQuery, cache: CataloguePageCache | undefined): Promise<CachedPage> {
   if (!cache) return queryCataloguePage(sql, query)
@@ -192,11 +190,10 @@ export async function readCataloguePage(sql: Sql, query: CatalogueListQuery, cac
 
 async function pageFromKeptDocs(sql: Sql, query: CatalogueListQuery, cache: CataloguePageCache): Promise<(CachedPage & { generation: number }) | undefined> {
   const businessId = query.businessId
-  const kept = cache.docGenerations.get(businessId)
-  if (kept === undefined) return undefined
+  if (!cache.seenBusinesses.has(businessId)) return undefined
   const { count, ids, generation } = await listCatalogueIds(sql, query)
-  // The business changed since its documents were kept: the page is read again with its documents.
-  if (generation !== kept) return undefined
+  // Documents kept at an older generation are not found at this one: a change costs a read of
+  // the page's documents by id, not the page's statement again.
   const docs = new Map<number, Uint8Array>()
   const missing: number[] = []
   for (const id of ids) {
@@ -220,7 +217,7 @@ async function pageFromKeptDocs(sql: Sql, query: CatalogueListQuery, cache: Cata
 
 async function pageWithDocs(sql: Sql, query: CatalogueListQuery, cache: CataloguePageCache): Promise<CachedPage & { generation: number }> {
   const { count, docs, generation } = await listCatalogueRows(sql, query)
-  cache.docGenerations.set(query.businessId, generation)
+  cache.seenBusinesses.add(query.businessId)
   cache.docMisses += docs.length
   for (const [id, doc] of docs) cache.setDoc(id, generation, doc)
   return { count, generation, data: joinDocs(docs.map(([, doc]) => doc)) }
