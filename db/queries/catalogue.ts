@@ -350,8 +350,8 @@ function priceRangeCount(q: CatalogueListQuery, refs: { min?: string; max?: stri
   const bucket = `catalogue_price_bucket(${column}, ${w})`
   const rows = `from catalogue_entries where business_id = $1 and operations @> '{${op}}'::text[]`
   // Without a bound, the extreme bucket on that side is whole: every listing in it is in range.
-  const k1 = refs.min ? `(floor(${refs.min}::float8 / ${w}) + 2)::bigint` : '(-1e15)::bigint'
-  const k2 = refs.max ? `least(floor(${refs.max}::float8 / ${w}) - 1, 1e15 - 1)::bigint` : '(1e15)::bigint'
+  const k1 = refs.min ? `(catalogue_price_bucket(${refs.min}::float8, ${w}) + 2)` : '(-1e15)::bigint'
+  const k2 = refs.max ? `least(catalogue_price_bucket(${refs.max}::float8, ${w}) - 1, 1e15 - 1)::bigint` : '(1e15)::bigint'
   const parts = [`(select coalesce(sum(n), 0) from catalogue_price_counts where business_id = $1 and op = '${op}' and bucket between ${k1} and ${k2})`]
   if (refs.min) parts.push(`(select count(*) ${rows} and ${column} >= ${refs.min}::float8 and ${column} < ${k1} * ${w} and ${bucket} < ${k1})`)
   if (refs.max) parts.push(`(select count(*) ${rows} and ${column} >= ${k2} * ${w} and ${column} <= ${refs.max}::float8 and ${bucket} > ${k2})`)
