@@ -17,19 +17,35 @@ export interface NewEvent {
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
 
-const ID_CHARS = 24
+/** Characters of the id's time prefix (base 36: 36^9 ms reach the year 5138). */
+const TIME_CHARS = 9
+/** Random characters after it: 15 base62 characters, ~89 random bits. */
+const RANDOM_CHARS = 15
 
 /**
- * `n` ids, each `evt_` + 24 base62 characters (~143 random bits): unguessable, and says nothing
- * about order. One draw of random bytes for all of them: a worker's batch of a thousand events
- * spent more on a thousand draws than on the ids.
+ * The id's leading characters: the current millisecond in base 36, fixed width. Digits and lower
+ * case letters sort the same under every collation, so new ids land at the right edge of the
+ * primary-key index whatever the database's collation. Fully random ids put each insert on a
+ * random leaf of an index larger than shared_buffers: a buffer read (and often a dirty page
+ * written out) per event, 0.19 ms against 0.04 ms for the same insert at the index's right edge
+ * (EXPLAIN ANALYZE on 400k events; docs/events.md "Figures").
+ */
+function timePrefix(now: number): string {
+  return now.toString(36).padStart(TIME_CHARS, '0').slice(-TIME_CHARS)
+}
+
+/**
+ * `n` ids, each `evt_` + 24 characters: the millisecond they were minted (9, see timePrefix) and
+ * 15 random base62 characters (~89 bits), so unguessable. One draw of random bytes for all of
+ * them: a worker's batch of a thousand events spent more on a thousand draws than on the ids.
  */
 export function newEventIds(n: number): string[] {
-  const bytes = randomBytes(ID_CHARS * n)
+  const bytes = randomBytes(RANDOM_CHARS * n)
+  const prefix = `evt_${timePrefix(Date.now())}`
   const ids: string[] = []
   for (let i = 0; i < n; i++) {
-    let id = 'evt_'
-    for (let j = i * ID_CHARS; j < (i + 1) * ID_CHARS; j++) id += ALPHABET[bytes[j] % 62]
+    let id = prefix
+    for (let j = i * RANDOM_CHARS; j < (i + 1) * RANDOM_CHARS; j++) id += ALPHABET[bytes[j] % 62]
     ids.push(id)
   }
   return ids

@@ -1,4 +1,4 @@
-/** Event ids (contract §10.1): opaque, unguessable, one shape; minted many at a time for a batch. */
+/** Event ids (contract §10.1): opaque, unguessable, one shape; minted many at a time for a batch; new ones index at the right edge. */
 import { describe, expect, test } from 'bun:test'
 import { EVENT_ID_RE } from '../../shared/events/schemas'
 import { eventRows, newEventId, newEventIds } from '../../shared/events/record'
@@ -19,5 +19,26 @@ describe('event ids', () => {
     expect(rows.map((r) => r.id.length)).toEqual([28, 28])
     expect(rows[0].id).not.toBe(rows[1].id)
     expect(newEventIds(0)).toEqual([])
+  })
+
+  test('ids minted later sort after earlier ones, in byte order and in a locale collation alike', async () => {
+    const first = newEventIds(50)
+    await Bun.sleep(3)
+    const later = newEventIds(50)
+    const collator = new Intl.Collator('en-US')
+    for (const a of first) {
+      for (const b of later) {
+        expect(a < b).toBe(true)
+        expect(collator.compare(a, b)).toBeLessThan(0)
+      }
+    }
+    // The time prefix is the minting millisecond in base 36.
+    const ms = parseInt(later[0].slice(4, 13), 36)
+    expect(Math.abs(ms - Date.now())).toBeLessThan(5000)
+  })
+
+  test('the random part differs between ids of the same millisecond', () => {
+    const ids = newEventIds(1000)
+    expect(new Set(ids.map((id) => id.slice(13))).size).toBe(1000)
   })
 })
