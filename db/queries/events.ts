@@ -75,13 +75,20 @@ export interface EventRecord {
 type RawEvent = { id: string; type: string; sequence: string | number; created_at: string | Date; data: EventRecord['data'] }
 const toRecord = (r: RawEvent): EventRecord => ({ id: r.id, type: r.type, sequence: Number(r.sequence), createdAt: new Date(r.created_at), data: r.data })
 
-/** Which types a read may return: exact names and `prefix.` prefixes (both already allowed for the key). */
+/**
+ * Which types a read may return: exact names and `prefix.` prefixes (both already allowed for the
+ * key). The prefix `''` is every type.
+ */
 export interface TypeFilter {
   exact: string[]
   prefixes: string[]
 }
 
 const typeCondition = (f: TypeFilter) => {
+  // A key that reads every family (the common case) needs no condition on each row: with it, a
+  // page of 100 of 1M events answered 2,241 statements/s, without it (and without to_json on
+  // id and type, below) 2,983 (pgbench, c=16, means of three runs).
+  if (f.prefixes.includes('')) return sql`true`
   const likes = f.prefixes.map((p) => `${p.replace(/[\\%_]/g, '\\$&')}%`)
   return sql`(type = any(${textArray(f.exact)}) or type like any(${textArray(likes)}))`
 }
@@ -107,10 +114,12 @@ export async function listEvents(db: Db, q: { businessId: number; after: number;
  * (`bun run bench events`, phase 4). `rows` (up to `limit + 1`) says whether more follow.
  */
 export async function listEventsJson(db: Db, q: { businessId: number; after: number; limit: number; types: TypeFilter }): Promise<{ events: string[]; rows: number; last: number | null }> {
-  // Each row arrives as its JSON text: one column to decode per event instead of five.
+  // Each row arrives as its JSON text: one column to decode per event instead of five. `id` and
+  // `type` need no escaping (ids are `evt_` + base62 as minted by newEventIds, types come from
+  // EVENT_TYPES), so they are spliced as they are.
   const rows = await db.execute<{ event: string; sequence: string }>(sql`
-    select '{"id":' || to_json(id)::text || ',"type":' || to_json(type)::text
-        || ',"created_at":"' || ${isoText(sql`created_at`)}
+    select '{"id":"' || id || '","type":"' || type
+        || '","created_at":"' || ${isoText(sql`created_at`)}
         || '","sequence":' || sequence || ',"data":' || data::text || '}' as event, sequence
     from events
     where business_id = ${q.businessId} and sequence > ${q.after} and ${typeCondition(q.types)}

@@ -50,7 +50,10 @@ export function unreadablePatterns(patterns: readonly EventTypePattern[], scopes
  */
 export function visibleTypes(scopes: readonly Scope[], requested?: readonly EventTypePattern[]): TypeFilter {
   const readable = readableFamilies(scopes)
-  if (!requested || requested.length === 0 || requested.includes('*')) return { exact: [], prefixes: readable.map((f) => `${f}.`) }
+  if (!requested || requested.length === 0 || requested.includes('*')) {
+    // Every family readable: every type (the prefix ''), so reads filter nothing row by row.
+    return { exact: [], prefixes: readable.length === EVENT_FAMILIES.length ? [''] : readable.map((f) => `${f}.`) }
+  }
   const exact = new Set<string>()
   const prefixes = new Set<string>()
   for (const p of requested) {

@@ -39,5 +39,9 @@ describe('patterns', () => {
     expect(visibleTypes(['properties:read'])).toEqual({ exact: [], prefixes: ['property.', 'image.', 'video.'] })
     expect(visibleTypes(['properties:read'], ['lead.created', 'image.*'])).toEqual({ exact: [], prefixes: ['image.'] })
     expect(visibleTypes(['leads:ingest'])).toEqual({ exact: [], prefixes: [] })
+    // Both read scopes: every type, so a read needs no type condition; a narrowing still narrows.
+    expect(visibleTypes(['leads:read', 'properties:read'])).toEqual({ exact: [], prefixes: [''] })
+    expect(visibleTypes(['leads:read', 'properties:read'], ['*'])).toEqual({ exact: [], prefixes: [''] })
+    expect(visibleTypes(['leads:read', 'properties:read'], ['property.*', 'lead.created'])).toEqual({ exact: ['lead.created'], prefixes: ['property.'] })
   })
 })
