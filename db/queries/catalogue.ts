@@ -335,7 +335,8 @@ const PRICE_BUCKETS: Record<string, { column: PriceColumn; width: number }> = {
  * edge can divide to that bucket (the quotient rounds up), never to a lower one, so k1 is two
  * buckets above the minimum's and k2 one below the maximum's; a listing of a bucket below k1 has a
  * price below k1 · width, one above k2 a price at least k2 · width.
- * Undefined for any other filter, or a range under eight buckets wide (counted directly).
+ * Undefined for any other filter, or a range under eight buckets wide (counted directly). The
+ * widths are the function's and 0019's triggers'.
  */
 function priceRangeCount(q: CatalogueListQuery, refs: { min?: string; max?: string }): string | undefined {
   const op = singleOperation(q)
@@ -345,17 +346,10 @@ function priceRangeCount(q: CatalogueListQuery, refs: { min?: string; max?: stri
   // Bounds far past any price keep the bucket numbers well inside bigint (the function clamps at ±1e15).
   if ([q.minPrice, q.maxPrice].some((b) => b !== undefined && Math.abs(b) > 1e18)) return undefined
   if (q.minPrice !== undefined && q.maxPrice !== undefined && (q.maxPrice - q.minPrice) / buckets.width < 8) return undefined
-  const { column, width } = buckets
-  const w = `${width}::float8`
-  const bucket = `catalogue_price_bucket(${column}, ${w})`
-  const rows = `from catalogue_entries where business_id = $1 and operations @> '{${op}}'::text[]`
-  // Without a bound, the extreme bucket on that side is whole: every listing in it is in range.
-  const k1 = refs.min ? `(catalogue_price_bucket(${refs.min}::float8, ${w}) + 2)` : '(-1e15)::bigint'
-  const k2 = refs.max ? `least(catalogue_price_bucket(${refs.max}::float8, ${w}) - 1, 1e15 - 1)::bigint` : '(1e15)::bigint'
-  const parts = [`(select coalesce(sum(n), 0) from catalogue_price_counts where business_id = $1 and op = '${op}' and bucket between ${k1} and ${k2})`]
-  if (refs.min) parts.push(`(select count(*) ${rows} and ${column} >= ${refs.min}::float8 and ${column} < ${k1} * ${w} and ${bucket} < ${k1})`)
-  if (refs.max) parts.push(`(select count(*) ${rows} and ${column} >= ${k2} * ${w} and ${column} <= ${refs.max}::float8 and ${bucket} > ${k2})`)
-  return `select ${parts.join(' + ')}`
+  // The three parts run inside catalogue_price_range_count (migration 0021), whose queries the
+  // server plans once per connection: as sub-selects of this statement they were planned on every
+  // request, 1.2 ms of its 1.6 ms.
+  return `select catalogue_price_range_count($1, '${op}', ${refs.min ?? 'null'}::float8, ${refs.max ?? 'null'}::float8)`
 }
 
 /**

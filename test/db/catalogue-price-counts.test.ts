@@ -66,7 +66,7 @@ async function checkRanges(rounds: number) {
 
 test('a wide range of one operation is counted from the buckets, and that count is exact', async () => {
   const { query } = catalogueQueryOf(businessId, { operation: 'venta', min_price: 100000, max_price: 900000 })
-  expect(catalogueListSql(query).text).toContain('catalogue_price_counts')
+  expect(catalogueListSql(query).text).toContain('catalogue_price_range_count(')
   await checkRanges(300)
 })
 
