@@ -35,14 +35,17 @@ describe('GET /properties query → catalogue query (api-spec §4.3)', () => {
     expect(one).toContain("operations @> '{venta}'::text[]")
   })
 
-  test('no filter, or one operation alone, counts from catalogue_counts; any other filter counts the rows', () => {
+  test('no filter, or one operation alone, counts from catalogue_counts; its price range from the buckets; any other filter counts the rows', () => {
     const text = (p: Parameters<typeof catalogueQueryOf>[1]) => catalogueListSql(catalogueQueryOf(1, p).query).text
     expect(text({ sort: 'price_asc', offset: 10 })).toContain('select entries from catalogue_counts')
     expect(text({ operation: 'venta' })).toContain('select venta from catalogue_counts')
     expect(text({ operation: 'alq', sort: 'price_desc' })).toContain('select alquiler from catalogue_counts')
     expect(text({ operation: 'a' })).toContain('select count(*) from catalogue_entries')
-    expect(text({ operation: 'venta', min_price: 1 })).toContain('select count(*) from catalogue_entries')
+    expect(text({ operation: 'venta', min_price: 1 })).toContain("catalogue_price_range_count($1, 'venta', $2::float8, null::float8)")
+    expect(text({ operation: 'alquiler', max_price: 900 })).toContain("catalogue_price_range_count($1, 'alquiler', null::float8, $2::float8)")
+    expect(text({ operation: 'venta', min_price: 100000, max_price: 105000 })).toContain('select count(*) from catalogue_entries')
     expect(text({ city: 'Madrid' })).toContain('count(*) from matches')
-    expect(text({ operation: 'venta', min_price: 1, sort: 'price_asc' })).toContain('select count(*) from catalogue_entries')
+    expect(text({ operation: 'venta', min_price: 1, sort: 'price_asc' })).toContain("catalogue_price_range_count($1, 'venta', $2::float8, null::float8)")
+    expect(text({ operation: 'venta', min_price: 1, city: 'Madrid' })).toContain('count(*) from matches')
   })
 })
