@@ -329,24 +329,22 @@ const PRICE_BUCKETS: Record<string, { column: PriceColumn; width: number }> = {
 
 /**
  * The total of one operation's price range and nothing else, from catalogue_price_counts: the
- * buckets k1..k2 wholly inside the range, plus the listings of the range below bucket k1 and above
- * bucket k2, counted from the price index (at most two buckets at each edge). Exact: every listing
- * of the range is in exactly one of the three parts. Margins: a price just below a bucket's lower
- * edge can divide to that bucket (the quotient rounds up), never to a lower one, so k1 is two
- * buckets above the minimum's and k2 one below the maximum's; a listing of a bucket below k1 has a
- * price below k1 · width, one above k2 a price at least k2 · width.
- * Undefined for any other filter, or a range under eight buckets wide (counted directly). The
- * widths are the function's and 0019's triggers'.
+ * buckets k1..k2 wholly inside the range, plus the listings of the range in the minimum's bucket
+ * and in the maximum's, counted from the price index (one bucket at each edge). Exact: every
+ * listing of the range is in exactly one of the three parts, because a listing's bucket never
+ * decreases as its price grows (migration 0022 gives the argument and the index ranges' margins).
+ * Undefined for any other filter, a bound beyond ±1e15 or a range under eight buckets wide
+ * (counted directly). The widths are the function's and 0019's triggers'.
  */
 function priceRangeCount(q: CatalogueListQuery, refs: { min?: string; max?: string }): string | undefined {
   const op = singleOperation(q)
   const buckets = op ? PRICE_BUCKETS[op] : undefined
   if (!op || !buckets || buckets.column !== q.priceColumn || (refs.min === undefined && refs.max === undefined)) return undefined
   if (filtersBeyondOperationAndPrice(q)) return undefined
-  // Bounds far past any price keep the bucket numbers well inside bigint (the function clamps at ±1e15).
-  if ([q.minPrice, q.maxPrice].some((b) => b !== undefined && Math.abs(b) > 1e18)) return undefined
+  // Up to ±1e15, bucket · width is an exact integer below 2^53: the edges' index ranges rely on it.
+  if ([q.minPrice, q.maxPrice].some((b) => b !== undefined && Math.abs(b) > 1e15)) return undefined
   if (q.minPrice !== undefined && q.maxPrice !== undefined && (q.maxPrice - q.minPrice) / buckets.width < 8) return undefined
-  // The three parts run inside catalogue_price_range_count (migration 0021), whose queries the
+  // The three parts run inside catalogue_price_range_count (migrations 0021, 0022), whose queries the
   // server plans once per connection: as sub-selects of this statement they were planned on every
   // request, 1.2 ms of its 1.6 ms.
   return `select catalogue_price_range_count($1, '${op}', ${refs.min ?? 'null'}::float8, ${refs.max ?? 'null'}::float8)`

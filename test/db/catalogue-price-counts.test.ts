@@ -84,3 +84,49 @@ test('the buckets follow inserts, changes of price and of operations, and delete
       where r.business_id = ${businessId} and r.operations @> array[v.op] and v.price is not null group by 1, 2) x`
   expect(bad).toBe(0)
 })
+
+/** The float just above or below `x` (one unit in the last place). */
+function nextFloat(x: number, up: boolean): number {
+  const f = new Float64Array([x])
+  const i = new BigInt64Array(f.buffer)
+  if (x === 0) return up ? Number.MIN_VALUE : -Number.MIN_VALUE
+  i[0] += (x > 0) === up ? 1n : -1n
+  return f[0]
+}
+
+test('large prices, one unit in the last place either side of a bucket edge, bounds up to 1e15: still exact', async () => {
+  // One bucket per edge (migration 0022) rests on the bucket never decreasing as the price grows
+  // and on bucket · width being exact below 2^53; these prices sit where rounding could break either.
+  const [{ id: other }] = await sql<{ id: number }[]>`insert into businesses (name) values ('price-counts-large') returning id`
+  try {
+    const edges: number[] = []
+    for (let i = 0; i < 400; i++) {
+      const w = (['venta', 'alquiler', 'traspaso'] as const).map((op) => WIDTH[op])[i % 3]
+      const k = Math.floor(10 ** (3 + r() * (15 - Math.log10(w) - 3)))
+      const edge = k * w
+      edges.push(edge, nextFloat(edge, true), nextFloat(edge, false), edge - 0.5, edge + 0.5)
+    }
+    const ids = (await sql<{ id: number }[]>`
+      insert into properties (business_id, operations, type, title, location, area, published_at)
+      select ${other}, '{venta,alquiler,traspaso}', 'casa', 't', '{"city":"x"}', '{"total":1}', now() from generate_series(1, ${edges.length}) returning id`).map((row) => row.id)
+    await sql`
+      insert into catalogue_entries (property_id, business_id, doc, status, operations, type, bedrooms, is_featured, price_sale, price_rent, price_transfer, updated_at)
+      select id, ${other}, '{}', 'disponible', '{venta,alquiler,traspaso}', 'casa', 0, false, p, p, p, now()
+      from unnest(${ids}::int[], ${edges}::float8[]) as u(id, p)`
+    for (let i = 0; i < 300; i++) {
+      const op = (['venta', 'alquiler', 'traspaso'] as const)[i % 3]
+      const [a, b] = [edges[Math.floor(r() * edges.length)], edges[Math.floor(r() * edges.length)]]
+      const [min, max] = [Math.min(a, b), Math.max(a, b)]
+      const params = i % 5 === 0 ? { operation: op, min_price: min } : i % 5 === 1 ? { operation: op, max_price: max } : { operation: op, min_price: min, max_price: max }
+      const { query } = catalogueQueryOf(other, params)
+      const column = op === 'venta' ? 'price_sale' : op === 'alquiler' ? 'price_rent' : 'price_transfer'
+      const [{ n }] = await sql.unsafe<{ n: number }[]>(
+        `select count(*)::int as n from catalogue_entries where business_id = $1 and ${column} >= $2 and ${column} <= $3`,
+        [other, params.min_price ?? -1e308, params.max_price ?? 1e308],
+      )
+      expect((await listCatalogue(sql, query)).count, JSON.stringify(params)).toBe(n)
+    }
+  } finally {
+    await sql`delete from businesses where id = ${other}`
+  }
+})
