@@ -27,8 +27,7 @@ const RANDOM_CHARS = 15
  * case letters sort the same under every collation, so new ids land at the right edge of the
  * primary-key index whatever the database's collation. Fully random ids put each insert on a
  * random leaf of an index larger than shared_buffers: a buffer read (and often a dirty page
- * written out) per event, 0.19 ms against 0.04 ms for the same insert at the index's right edge
- * (EXPLAIN ANALYZE on 400k events; docs/events.md "Figures").
+ * written out) per event (EXPLAIN ANALYZE figures in docs/events.md "Event ids").
  */
 function timePrefix(now: number): string {
   return now.toString(36).padStart(TIME_CHARS, '0').slice(-TIME_CHARS)
