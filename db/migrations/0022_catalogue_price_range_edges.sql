@@ -13,7 +13,7 @@
 CREATE OR REPLACE FUNCTION catalogue_price_range_count(p_business integer, p_op text, p_min float8, p_max float8) RETURNS bigint
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
 DECLARE
-  w float8 := CASE p_op WHEN 'venta' THEN 10000 WHEN 'alquiler' THEN 50 WHEN 'traspaso' THEN 5000 END;
+  w float8 := catalogue_price_width(p_op);
   -- The first and last whole buckets: without a bound, the extreme bucket on that side is whole.
   k1 bigint := CASE WHEN p_min IS NULL THEN (-1e15)::bigint ELSE catalogue_price_bucket(p_min, w) + 1 END;
   k2 bigint := CASE WHEN p_max IS NULL THEN (1e15)::bigint ELSE catalogue_price_bucket(p_max, w) - 1 END;

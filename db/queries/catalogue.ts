@@ -334,7 +334,7 @@ const PRICE_BUCKETS: Record<string, { column: PriceColumn; width: number }> = {
  * listing of the range is in exactly one of the three parts, because a listing's bucket never
  * decreases as its price grows (migration 0022 gives the argument and the index ranges' margins).
  * Undefined for any other filter, a bound beyond ±1e15 or a range under eight buckets wide
- * (counted directly). The widths are the function's and 0019's triggers'.
+ * (counted directly). PRICE_BUCKETS' widths are catalogue_price_width's (migration 0019).
  */
 function priceRangeCount(q: CatalogueListQuery, refs: { min?: string; max?: string }): string | undefined {
   const op = singleOperation(q)
