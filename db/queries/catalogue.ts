@@ -311,7 +311,7 @@ function orderOf(q: CatalogueListQuery, alias = '', rankRef?: string): string {
   return rankRef ? `${rankRef} desc, ${recent}` : recent
 }
 
-export type CountMode = 'separate' | 'window' | 'materialized'
+export type CountMode = 'separate' | 'window' | 'materialized' | 'box'
 
 /** Whether the query filters on anything besides its business, its operation and its price range. */
 const filtersBeyondOperationAndPrice = (q: CatalogueListQuery) =>
@@ -365,7 +365,18 @@ function countStatement(q: CatalogueListQuery, where: string, priceRefs: { min?:
 }
 
 /**
- * The count mode a query gets by default. Relevance order ranks every match before it can keep
+ * A rectangle drawn on a map (a polygon that is its box) and nothing else, in the default order:
+ * catalogue_box_page (migration 0023) counts it from catalogue_geo_cells and picks the cheaper way
+ * to its page.
+ */
+const onlyABox = (q: CatalogueListQuery) =>
+  q.areas?.length === 1 && q.areas[0].kind === 'box' && q.operations === undefined && !q.sort &&
+  q.minPrice === undefined && q.maxPrice === undefined &&
+  [q.status, q.rentalKind, q.type, q.subtypeKey, q.cityLc, q.minBedrooms, q.isFeatured, q.search].every((v) => v === undefined)
+
+/**
+ * The count mode a query gets by default. A map rectangle alone is answered by
+ * catalogue_box_page (`box`). Relevance order ranks every match before it can keep
  * a page, so the count comes with that pass (a window count). An area or a city reads every
  * match to sort them (no index yields the order within them), so the matches are read once into
  * a materialized CTE that both the count and the page read (a city-wide polygon of 4,500
@@ -374,6 +385,7 @@ function countStatement(q: CatalogueListQuery, where: string, priceRefs: { min?:
  * (a price range: materialized 297 req/s, separate 468 req/s at 1M listings, c=16).
  */
 export const defaultCountMode = (q: CatalogueListQuery): CountMode => {
+  if (onlyABox(q)) return 'box'
   if (q.search !== undefined) return q.sort ? 'separate' : 'window'
   return q.areas?.length || q.cityLc !== undefined ? 'materialized' : 'separate'
 }
@@ -393,6 +405,7 @@ export function catalogueListSql(q: CatalogueListQuery, mode: CountMode = defaul
   const countSql = countStatement(q, where, priceRefs)
   const limit = `${(params.push(q.limit), `$${params.length}`)}::int`
   const offset = `${(params.push(q.offset), `$${params.length}`)}::int`
+  if (mode === 'box') return boxPageSql(q, output)
   const byRank = searchRef !== undefined && !q.sort
   // Relevance is ts_rank, not ts_rank_cd: cover density cost ten times more per match (docs/properties.md).
   const cols = q.sort ? `property_id, ${q.priceColumn}` : byRank ? `property_id, updated_at, ts_rank(tsv, ${searchQuery(searchRef)}) as rank` : 'property_id, updated_at'
@@ -424,6 +437,32 @@ select head.count, head.generation, c.property_id, c.doc::text from head left jo
     }
   }
   const agg = `select string_agg(c.doc::text, ',' order by ${docOrder}) from page join catalogue_entries c using (property_id)`
+  return { text: `with ${ctes}\nselect ${count}::int as count, (${agg}) as data`, params }
+}
+
+/**
+ * The list statement of a map rectangle alone: catalogue_box_page returns the total and the page's
+ * ids in order; the documents are joined to them in that order (`ord`).
+ */
+function boxPageSql(q: CatalogueListQuery, output: ListOutput): { text: string; params: unknown[] } {
+  const area = q.areas![0]
+  if (area.kind !== 'box') throw new Error('boxPageSql: not a box')
+  const { west, south, east, north } = area.box
+  const params: unknown[] = [q.businessId, west, south, east, north, q.limit, q.offset]
+  const ctes = `box as (select total, ids from catalogue_box_page($1, $2::float8, $3::float8, $4::float8, $5::float8, $6::int, $7::int)),
+page as (select u.property_id, u.ord from box, unnest(box.ids) with ordinality as u(property_id, ord))`
+  const count = '(select total from box)'
+  if (output === 'ids') {
+    return { text: `with ${ctes}\nselect ${count}::int as count, (select nullif(array_to_string(ids, ','), '') from box) as ids, ${GENERATION} as generation`, params }
+  }
+  if (output === 'rows') {
+    return {
+      text: `with ${ctes}, head as (select ${count}::int as count, ${GENERATION} as generation)
+select head.count, head.generation, c.property_id, c.doc::text from head left join (page join catalogue_entries c using (property_id)) on true order by page.ord`,
+      params,
+    }
+  }
+  const agg = `select string_agg(c.doc::text, ',' order by page.ord) from page join catalogue_entries c using (property_id)`
   return { text: `with ${ctes}\nselect ${count}::int as count, (${agg}) as data`, params }
 }
 

@@ -141,5 +141,25 @@ export const cataloguePriceCounts = pgTable(
   (t) => [primaryKey({ columns: [t.businessId, t.op, t.bucket] })],
 )
 
+/**
+ * Published points per business and map cell (migration 0023): a cell is 1/64 of a degree of
+ * latitude by 1/64 of longitude (~1.7 × 1.4 km in Spain), `cy` = floor(latitude · 64) and
+ * `cx` = floor(longitude · 64) of the stored `pt` (exact: a product by a power of two). Kept by the
+ * triggers of catalogue_entries in the same statement, like catalogue_price_counts. The total of a
+ * rectangle drawn on a map is the sum of the cells wholly inside it plus the points of the strips
+ * along its four edges, counted from catalogue_business_pt_gist (catalogue_box_page), instead of
+ * every point inside it.
+ */
+export const catalogueGeoCells = pgTable(
+  'catalogue_geo_cells',
+  {
+    businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
+    cy: integer('cy').notNull(),
+    cx: integer('cx').notNull(),
+    n: bigint('n', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.businessId, t.cy, t.cx] })],
+)
+
 /** Values of catalogue_counts.generation: a sequence, so a generation never repeats, even after a truncate. */
 export const catalogueGenerationSeq = pgSequence('catalogue_generation_seq')
