@@ -311,7 +311,7 @@ function orderOf(q: CatalogueListQuery, alias = '', rankRef?: string): string {
   return rankRef ? `${rankRef} desc, ${recent}` : recent
 }
 
-export type CountMode = 'separate' | 'window' | 'materialized' | 'box'
+export type CountMode = 'separate' | 'window' | 'materialized' | 'box' | 'price-range'
 
 /** Whether the query filters on anything besides its business, its operation and its price range. */
 const filtersBeyondOperationAndPrice = (q: CatalogueListQuery) =>
@@ -337,17 +337,24 @@ const PRICE_BUCKETS: Record<string, { column: PriceColumn; width: number }> = {
  * (counted directly). PRICE_BUCKETS' widths are catalogue_price_width's (migration 0019).
  */
 function priceRangeCount(q: CatalogueListQuery, refs: { min?: string; max?: string }): string | undefined {
-  const op = singleOperation(q)
-  const buckets = op ? PRICE_BUCKETS[op] : undefined
-  if (!op || !buckets || buckets.column !== q.priceColumn || (refs.min === undefined && refs.max === undefined)) return undefined
-  if (filtersBeyondOperationAndPrice(q)) return undefined
-  // Up to ±1e15, bucket · width is an exact integer below 2^53: the edges' index ranges rely on it.
-  if ([q.minPrice, q.maxPrice].some((b) => b !== undefined && Math.abs(b) > 1e15)) return undefined
-  if (q.minPrice !== undefined && q.maxPrice !== undefined && (q.maxPrice - q.minPrice) / buckets.width < 8) return undefined
+  const op = countedPriceRange(q)
+  if (!op) return undefined
   // The three parts run inside catalogue_price_range_count (migrations 0021, 0022), whose queries the
   // server plans once per connection: as sub-selects of this statement they were planned on every
   // request, 1.2 ms of its 1.6 ms.
   return `select catalogue_price_range_count($1, '${op}', ${refs.min ?? 'null'}::float8, ${refs.max ?? 'null'}::float8)`
+}
+
+/** The operation of a query whose total priceRangeCount reads from the buckets; undefined for any other. */
+function countedPriceRange(q: CatalogueListQuery): string | undefined {
+  const op = singleOperation(q)
+  const buckets = op ? PRICE_BUCKETS[op] : undefined
+  if (!op || !buckets || buckets.column !== q.priceColumn || (q.minPrice === undefined && q.maxPrice === undefined)) return undefined
+  if (filtersBeyondOperationAndPrice(q)) return undefined
+  // Up to ±1e15, bucket · width is an exact integer below 2^53: the edges' index ranges rely on it.
+  if ([q.minPrice, q.maxPrice].some((b) => b !== undefined && Math.abs(b) > 1e15)) return undefined
+  if (q.minPrice !== undefined && q.maxPrice !== undefined && (q.maxPrice - q.minPrice) / buckets.width < 8) return undefined
+  return op
 }
 
 /**
@@ -386,6 +393,7 @@ const onlyABox = (q: CatalogueListQuery) =>
  */
 export const defaultCountMode = (q: CatalogueListQuery): CountMode => {
   if (onlyABox(q)) return 'box'
+  if (!q.sort && countedPriceRange(q)) return 'price-range'
   if (q.search !== undefined) return q.sort ? 'separate' : 'window'
   return q.areas?.length || q.cityLc !== undefined ? 'materialized' : 'separate'
 }
@@ -406,6 +414,7 @@ export function catalogueListSql(q: CatalogueListQuery, mode: CountMode = defaul
   const limit = `${(params.push(q.limit), `$${params.length}`)}::int`
   const offset = `${(params.push(q.offset), `$${params.length}`)}::int`
   if (mode === 'box') return boxPageSql(q, output)
+  if (mode === 'price-range') return priceRangePageSql(q, output)
   const byRank = searchRef !== undefined && !q.sort
   // Relevance is ts_rank, not ts_rank_cd: cover density cost ten times more per match (docs/properties.md).
   const cols = q.sort ? `property_id, ${q.priceColumn}` : byRank ? `property_id, updated_at, ts_rank(tsv, ${searchQuery(searchRef)}) as rank` : 'property_id, updated_at'
@@ -441,19 +450,38 @@ select head.count, head.generation, c.property_id, c.doc::text from head left jo
 }
 
 /**
- * The list statement of a map rectangle alone: catalogue_box_page returns the total and the page's
- * ids in order; the documents are joined to them in that order (`ord`).
+ * The list statement of a map rectangle alone: catalogue_box_page (migration 0023) returns the
+ * total and the page's ids in order.
  */
 function boxPageSql(q: CatalogueListQuery, output: ListOutput): { text: string; params: unknown[] } {
   const area = q.areas![0]
   if (area.kind !== 'box') throw new Error('boxPageSql: not a box')
   const { west, south, east, north } = area.box
   const params: unknown[] = [q.businessId, west, south, east, north, q.limit, q.offset]
-  const ctes = `box as (select total, ids from catalogue_box_page($1, $2::float8, $3::float8, $4::float8, $5::float8, $6::int, $7::int)),
-page as (select u.property_id, u.ord from box, unnest(box.ids) with ordinality as u(property_id, ord))`
-  const count = '(select total from box)'
+  return pageFunctionSql('catalogue_box_page($1, $2::float8, $3::float8, $4::float8, $5::float8, $6::int, $7::int)', params, output)
+}
+
+/**
+ * The list statement of one operation's price range alone in the default order:
+ * catalogue_price_range_page (migration 0024) returns the total and the page's ids in order.
+ */
+function priceRangePageSql(q: CatalogueListQuery, output: ListOutput): { text: string; params: unknown[] } {
+  const op = countedPriceRange(q)
+  if (!op) throw new Error('priceRangePageSql: not a counted price range')
+  const params: unknown[] = [q.businessId, op, q.minPrice ?? null, q.maxPrice ?? null, q.limit, q.offset]
+  return pageFunctionSql('catalogue_price_range_page($1, $2::text, $3::float8, $4::float8, $5::int, $6::int)', params, output)
+}
+
+/**
+ * The list statement around a function returning `total` and the page's `ids` in order ($1 being
+ * the business): the documents are joined to the ids in that order (`ord`).
+ */
+function pageFunctionSql(call: string, params: unknown[], output: ListOutput): { text: string; params: unknown[] } {
+  const ctes = `found as (select total, ids from ${call}),
+page as (select u.property_id, u.ord from found, unnest(found.ids) with ordinality as u(property_id, ord))`
+  const count = '(select total from found)'
   if (output === 'ids') {
-    return { text: `with ${ctes}\nselect ${count}::int as count, (select nullif(array_to_string(ids, ','), '') from box) as ids, ${GENERATION} as generation`, params }
+    return { text: `with ${ctes}\nselect ${count}::int as count, (select nullif(array_to_string(ids, ','), '') from found) as ids, ${GENERATION} as generation`, params }
   }
   if (output === 'rows') {
     return {

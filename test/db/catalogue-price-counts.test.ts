@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import postgres from 'postgres'
-import { catalogueListSql, listCatalogue } from '../../db/queries/catalogue'
+import { catalogueListSql, listCatalogue, listCatalogueIds, listCatalogueRows } from '../../db/queries/catalogue'
 import { catalogueQueryOf } from '../../shared/listings/catalogue-filters'
 
 const sql = postgres(process.env.DATABASE_URL!, { max: 2, onnotice: () => {} })
@@ -41,7 +41,7 @@ beforeAll(async () => {
   const ops = ids.map((_, i) => (['{venta}', '{alquiler}', '{traspaso}', '{venta,alquiler}'] as const)[i % 4])
   await sql`
     insert into catalogue_entries (property_id, business_id, doc, status, operations, type, bedrooms, is_featured, price_sale, price_rent, price_transfer, updated_at)
-    select id, ${businessId}, '{}', 'disponible', ops::text[], 'casa', 0, false, s, rt, t, now()
+    select id, ${businessId}, '{}', 'disponible', ops::text[], 'casa', 0, false, s, rt, t, timestamptz '2026-01-01' + (id % 89) * interval '1 minute'
     from unnest(${ids}::int[], ${ops}::text[], ${ids.map(() => priceNear(10000))}::float8[], ${ids.map(() => priceNear(50))}::float8[], ${ids.map(() => priceNear(5000))}::float8[]) as u(id, ops, s, rt, t)`
 })
 
@@ -54,19 +54,31 @@ async function checkRanges(rounds: number) {
     const a = priceNear(w)
     const b = r() < 0.7 ? a + r() * 60 * w : priceNear(w)
     const params = r() < 0.15 ? { operation: op, min_price: a } : r() < 0.15 ? { operation: op, max_price: b } : { operation: op, min_price: Math.min(a, b), max_price: Math.max(a, b) }
-    const { query } = catalogueQueryOf(businessId, params)
+    // Pages at any offset, in the default order: wide ranges walk the default order's index,
+    // narrow ones read the price index (catalogue_price_range_page, migration 0024).
+    const page = { limit: [1, 20, 100][i % 3], offset: r() < 0.6 ? 0 : Math.floor(r() * 300) }
+    const { query } = catalogueQueryOf(businessId, { ...params, ...page })
     const column = op === 'venta' ? 'price_sale' : op === 'alquiler' ? 'price_rent' : 'price_transfer'
-    const [{ n }] = await sql.unsafe<{ n: number }[]>(
-      `select count(*)::int as n from catalogue_entries where business_id = $1 and operations @> $2::text[] and ${column} >= $3 and ${column} <= $4`,
+    const rows = await sql.unsafe<{ id: number }[]>(
+      `select property_id as id from catalogue_entries where business_id = $1 and operations @> $2::text[] and ${column} >= $3 and ${column} <= $4
+       order by updated_at desc, property_id desc`,
       [businessId, `{${op}}`, params.min_price ?? -1e308, params.max_price ?? 1e308],
     )
-    expect((await listCatalogue(sql, query)).count, JSON.stringify(params)).toBe(n)
+    const want = { count: rows.length, ids: rows.slice(page.offset, page.offset + page.limit).map((row) => row.id) }
+    const label = JSON.stringify({ ...params, ...page })
+    expect((await listCatalogue(sql, query)).count, label).toBe(want.count)
+    const ids = await listCatalogueIds(sql, query)
+    expect({ count: ids.count, ids: ids.ids }, label).toEqual(want)
+    const docs = await listCatalogueRows(sql, query)
+    expect({ count: docs.count, ids: docs.docs.map(([id]) => id) }, label).toEqual(want)
   }
 }
 
 test('a wide range of one operation is counted from the buckets, and that count is exact', async () => {
   const { query } = catalogueQueryOf(businessId, { operation: 'venta', min_price: 100000, max_price: 900000 })
-  expect(catalogueListSql(query).text).toContain('catalogue_price_range_count(')
+  expect(catalogueListSql(query).text).toContain('catalogue_price_range_page(')
+  const sorted = catalogueQueryOf(businessId, { operation: 'venta', min_price: 100000, max_price: 900000, sort: 'price_asc' }).query
+  expect(catalogueListSql(sorted).text).toContain('catalogue_price_range_count(')
   await checkRanges(300)
 })
 
@@ -120,11 +132,13 @@ test('large prices, one unit in the last place either side of a bucket edge, bou
       const params = i % 5 === 0 ? { operation: op, min_price: min } : i % 5 === 1 ? { operation: op, max_price: max } : { operation: op, min_price: min, max_price: max }
       const { query } = catalogueQueryOf(other, params)
       const column = op === 'venta' ? 'price_sale' : op === 'alquiler' ? 'price_rent' : 'price_transfer'
-      const [{ n }] = await sql.unsafe<{ n: number }[]>(
-        `select count(*)::int as n from catalogue_entries where business_id = $1 and ${column} >= $2 and ${column} <= $3`,
+      const rows = await sql.unsafe<{ id: number }[]>(
+        `select property_id as id from catalogue_entries where business_id = $1 and ${column} >= $2 and ${column} <= $3 order by updated_at desc, property_id desc`,
         [other, params.min_price ?? -1e308, params.max_price ?? 1e308],
       )
-      expect((await listCatalogue(sql, query)).count, JSON.stringify(params)).toBe(n)
+      expect((await listCatalogue(sql, query)).count, JSON.stringify(params)).toBe(rows.length)
+      // The page too: its bounds are stored prices, so an inclusive edge decides what it holds.
+      expect((await listCatalogueIds(sql, query)).ids, JSON.stringify(params)).toEqual(rows.slice(0, 100).map((row) => row.id))
     }
   } finally {
     await sql`delete from businesses where id = ${other}`
