@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import postgres from 'postgres'
 import { catalogueListSql, listCatalogue, listCatalogueIds, listCatalogueRows } from '../../db/queries/catalogue'
 import { catalogueQueryOf } from '../../shared/listings/catalogue-filters'
+import { prng } from '../faults/load'
 
 const sql = postgres(process.env.DATABASE_URL!, { max: 2, onnotice: () => {} })
 let businessId: number
@@ -17,10 +18,6 @@ afterAll(async () => {
   await sql.end({ timeout: 1 })
 })
 
-function prng(seed: number) {
-  let s = seed >>> 0
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32)
-}
 const r = prng(64)
 
 const bits = new Float64Array(1)
