@@ -97,7 +97,7 @@ BEGIN
   IF inside > 0 THEN
     SELECT coalesce((SELECT c.entries FROM catalogue_counts c WHERE c.business_id = p_business), 0) INTO entries;
   END IF;
-  IF inside > 0 AND (p_offset + p_limit)::float8 * entries < 1.5 * inside::float8 * inside::float8 THEN
+  IF inside > 0 AND (p_offset::float8 + p_limit) * entries < 1.5 * inside::float8 * inside::float8 THEN
     total := inside;
     SELECT total + count(*) INTO total FROM catalogue_entries WHERE business_id = p_business
       AND pt <@ box(point(p_west, p_south), point(x1::float8 / 64, p_north)) AND pt[0] >= p_west AND pt[0] < x1::float8 / 64 AND pt[1] BETWEEN p_south AND p_north;

@@ -22,7 +22,7 @@ BEGIN
     RETURN;
   END IF;
   SELECT coalesce((SELECT c.entries FROM catalogue_counts c WHERE c.business_id = p_business), 0) INTO entries;
-  walk := (p_offset + p_limit)::float8 * entries < 1.2 * total::float8 * total::float8;
+  walk := (p_offset::float8 + p_limit) * entries < 1.2 * total::float8 * total::float8;
   IF p_op = 'venta' THEN
     IF walk THEN
       SELECT coalesce(array_agg(property_id ORDER BY updated_at DESC NULLS LAST, property_id DESC NULLS LAST), '{}') INTO ids FROM (

@@ -82,6 +82,13 @@ test('a wide range of one operation is counted from the buckets, and that count 
   await checkRanges(300)
 })
 
+test('the largest offset the API takes is an empty page with the total', async () => {
+  // limit + offset overflows a PostgreSQL integer: catalogue_price_range_page must not add them as one.
+  const { query } = catalogueQueryOf(businessId, { operation: 'venta', min_price: 0, max_price: 2e6, limit: 1000, offset: 2_147_483_647 })
+  const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from catalogue_entries where business_id = ${businessId} and operations @> '{venta}' and price_sale between 0 and 2e6`
+  expect(await listCatalogueIds(sql, query)).toMatchObject({ count: n, ids: [] })
+})
+
 test('the buckets follow inserts, changes of price and of operations, and deletes', async () => {
   await sql`update catalogue_entries set price_sale = price_sale + 12345.5 where business_id = ${businessId} and property_id % 3 = 0`
   await sql`update catalogue_entries set operations = '{traspaso}', price_transfer = 77777 where business_id = ${businessId} and property_id % 7 = 0`
