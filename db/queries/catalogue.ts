@@ -313,9 +313,12 @@ function orderOf(q: CatalogueListQuery, alias = '', rankRef?: string): string {
 
 export type CountMode = 'separate' | 'window' | 'materialized' | 'box' | 'price-range'
 
+/** Whether the query filters on a column other than the operation and the price, or searches. */
+const filtersOtherColumns = (q: CatalogueListQuery) =>
+  [q.status, q.rentalKind, q.type, q.subtypeKey, q.cityLc, q.minBedrooms, q.isFeatured, q.search].some((v) => v !== undefined)
+
 /** Whether the query filters on anything besides its business, its operation and its price range. */
-const filtersBeyondOperationAndPrice = (q: CatalogueListQuery) =>
-  [q.status, q.rentalKind, q.type, q.subtypeKey, q.cityLc, q.minBedrooms, q.isFeatured, q.search].some((v) => v !== undefined) || Boolean(q.areas?.length)
+const filtersBeyondOperationAndPrice = (q: CatalogueListQuery) => filtersOtherColumns(q) || Boolean(q.areas?.length)
 
 /** The one operation a query filters on, when it is exactly one of the fixed set. */
 const singleOperation = (q: CatalogueListQuery) => (q.operations?.length === 1 && OPERATION_LITERALS.has(q.operations[0]) ? q.operations[0] : undefined)
@@ -333,8 +336,7 @@ const PRICE_BUCKETS: Record<string, { column: PriceColumn; width: number }> = {
  * and in the maximum's, counted from the price index (one bucket at each edge). Exact: every
  * listing of the range is in exactly one of the three parts, because a listing's bucket never
  * decreases as its price grows (migration 0022 gives the argument and the index ranges' margins).
- * Undefined for any other filter, a bound beyond ±1e15 or a range under eight buckets wide
- * (counted directly). PRICE_BUCKETS' widths are catalogue_price_width's (migration 0019).
+ * Undefined for any query countedPriceRange refuses (counted directly).
  */
 function priceRangeCount(q: CatalogueListQuery, refs: { min?: string; max?: string }): string | undefined {
   const op = countedPriceRange(q)
@@ -345,7 +347,11 @@ function priceRangeCount(q: CatalogueListQuery, refs: { min?: string; max?: stri
   return `select catalogue_price_range_count($1, '${op}', ${refs.min ?? 'null'}::float8, ${refs.max ?? 'null'}::float8)`
 }
 
-/** The operation of a query whose total priceRangeCount reads from the buckets; undefined for any other. */
+/**
+ * The operation of a query whose total priceRangeCount reads from the buckets: one operation and
+ * its price range, nothing else, bounds within ±1e15, at least eight buckets wide. Undefined for
+ * any other. PRICE_BUCKETS' widths are catalogue_price_width's (migration 0019).
+ */
 function countedPriceRange(q: CatalogueListQuery): string | undefined {
   const op = singleOperation(q)
   const buckets = op ? PRICE_BUCKETS[op] : undefined
@@ -377,9 +383,8 @@ function countStatement(q: CatalogueListQuery, where: string, priceRefs: { min?:
  * to its page.
  */
 const onlyABox = (q: CatalogueListQuery) =>
-  q.areas?.length === 1 && q.areas[0].kind === 'box' && q.operations === undefined && !q.sort &&
-  q.minPrice === undefined && q.maxPrice === undefined &&
-  [q.status, q.rentalKind, q.type, q.subtypeKey, q.cityLc, q.minBedrooms, q.isFeatured, q.search].every((v) => v === undefined)
+  q.areas?.length === 1 && q.areas[0].kind === 'box' && q.operations === undefined && q.minPrice === undefined && q.maxPrice === undefined &&
+  !q.sort && !filtersOtherColumns(q)
 
 /**
  * The count mode a query gets by default. A map rectangle alone is answered by
@@ -408,13 +413,13 @@ export const defaultCountMode = (q: CatalogueListQuery): CountMode => {
  * prepared price-range query went from 6 ms to 75 ms once the generic plan kicked in).
  */
 export function catalogueListSql(q: CatalogueListQuery, mode: CountMode = defaultCountMode(q), output: ListOutput = 'page'): { text: string; params: unknown[] } {
+  if (mode === 'box') return boxPageSql(q, output)
+  if (mode === 'price-range') return priceRangePageSql(q, output)
   const params: unknown[] = []
   const { where, searchRef, priceRefs } = whereOf(q, params)
   const countSql = countStatement(q, where, priceRefs)
   const limit = `${(params.push(q.limit), `$${params.length}`)}::int`
   const offset = `${(params.push(q.offset), `$${params.length}`)}::int`
-  if (mode === 'box') return boxPageSql(q, output)
-  if (mode === 'price-range') return priceRangePageSql(q, output)
   const byRank = searchRef !== undefined && !q.sort
   // Relevance is ts_rank, not ts_rank_cd: cover density cost ten times more per match (docs/properties.md).
   const cols = q.sort ? `property_id, ${q.priceColumn}` : byRank ? `property_id, updated_at, ts_rank(tsv, ${searchQuery(searchRef)}) as rank` : 'property_id, updated_at'
