@@ -15,6 +15,7 @@
  * load generator (bench/load.ts), the API's RSS at idle and after, and the load average.
  * The API answers repeated pages from its page cache (CATALOGUE_CACHE_MB): the last column is the
  * share of the run's requests it answered; `--cache-mb 0` measures every request's query work.
+ * With BENCH_PROFILE_DIR set, each API process writes a CPU profile (`--cpu-prof-md`) there.
  *
  * `--detail` prints instead, for a fixed mix (issue 3, `q` shapes from issue 18): the SQL time
  * of each list statement one call at a time (separate count vs window count), p50/p95/p99 and
@@ -213,7 +214,9 @@ let cacheMb: string | undefined
 
 async function startServers(mode: 'serve' | 'serve-bare', url: string, port: number, count: number) {
   const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'error', ...(cacheMb === undefined ? {} : { CATALOGUE_CACHE_MB: cacheMb }) }
-  const children = Array.from({ length: count }, () => Bun.spawn(['bun', import.meta.path, `--${mode}`, '--port', String(port)], { env, stdout: 'pipe', stderr: 'inherit' }))
+  // BENCH_PROFILE_DIR: each API process writes a CPU profile (markdown) there when stopped.
+  const profile = PROFILE_DIR && mode === 'serve' ? ['--cpu-prof-md', `--cpu-prof-dir=${PROFILE_DIR}`] : []
+  const children = Array.from({ length: count }, () => Bun.spawn(['bun', ...profile, import.meta.path, `--${mode}`, '--port', String(port)], { env, stdout: 'pipe', stderr: 'inherit' }))
   const stop = async () => {
     for (const child of children) child.kill()
     await Promise.all(children.map((c) => c.exited))
@@ -365,8 +368,11 @@ async function serve(port: number) {
   const deps = await createApiDeps(getConfig())
   const app = createApp(deps)
   Bun.serve({ port, hostname: '127.0.0.1', reusePort: true, fetch: (req) => app.handle(req) })
+  // A clean exit on the bench's SIGTERM, so that a profiled process writes its profile.
+  process.on('SIGTERM', () => process.exit(0))
 }
 
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR
 const f = parseFlags(process.argv.slice(2))
 const port = Number(f.flags.port ?? 3150)
 if (f.flags['cache-mb'] !== undefined) cacheMb = String(f.flags['cache-mb'])
