@@ -211,6 +211,7 @@ function cacheShare(before: { hit: number; miss: number } | undefined, after: { 
 }
 
 let cacheMb: string | undefined
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR
 
 async function startServers(mode: 'serve' | 'serve-bare', url: string, port: number, count: number) {
   const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'error', ...(cacheMb === undefined ? {} : { CATALOGUE_CACHE_MB: cacheMb }) }
@@ -372,7 +373,6 @@ async function serve(port: number) {
   process.on('SIGTERM', () => process.exit(0))
 }
 
-const PROFILE_DIR = process.env.BENCH_PROFILE_DIR
 const f = parseFlags(process.argv.slice(2))
 const port = Number(f.flags.port ?? 3150)
 if (f.flags['cache-mb'] !== undefined) cacheMb = String(f.flags['cache-mb'])
