@@ -7,8 +7,6 @@
 import { and, count, eq, gte, isNotNull, sql as dsql, type SQL } from 'drizzle-orm'
 import { isUniqueViolation, type Db, type Sql } from '../client'
 import { contacts, type ContactRow } from '../schema'
-import { isoText, provisionalSequence, type NewEventRow } from './events'
-import { rowOf } from './row-of'
 
 export const PHONE_UNIQUE = 'contacts_business_phone_uq'
 export const EMAIL_UNIQUE = 'contacts_business_email_uq'
@@ -63,17 +61,15 @@ async function findDuplicateId(db: Db, businessId: number, by: { phone: string }
  * email. One statement and no savepoint: `on conflict do nothing` covers both unique indexes
  * (it waits for a concurrent inserter of the same phone or email to finish, as a unique
  * violation would), so a duplicate ends the statement without aborting the caller's transaction.
- * With `created`, the contact's event is inserted by the same statement (insertWithCreatedEvent).
+ * The row's lead.created is appended by the table's trigger (migration 0026), as for every insert.
  */
 export async function insertContact(
   db: Db,
   businessId: number,
   columns: ContactColumns & { name: string },
-  created?: NewEventRow,
 ): Promise<{ row: ContactRow } | { duplicateOf: number }> {
   for (let attempt = 0; ; attempt++) {
-    const insert = db.insert(contacts).values({ ...columns, businessId }).onConflictDoNothing().returning()
-    const [row] = created ? await insertWithCreatedEvent(db, insert.getSQL(), created) : await insert
+    const [row] = await db.insert(contacts).values({ ...columns, businessId }).onConflictDoNothing().returning()
     if (row) return { row }
     const existing =
       (columns.phone ? await findDuplicateId(db, businessId, { phone: columns.phone }) : null) ??
@@ -82,32 +78,6 @@ export async function insertContact(
     // The holder changed its phone/email (or was deleted) in between: the insert may now succeed.
     if (attempt >= 2) throw new Error('contact insert: a conflicting contact kept changing')
   }
-}
-
-/**
- * The contact's insert and its `created` event in one statement: the event's `data.object` is
- * the lead as built before the insert (column defaults applied in JS: unsavedContact), with
- * `id`, `created_at` and `updated_at` set from the inserted row. No row (a duplicate), no event.
- * The object's JSON text is written around those three values, so it keeps the lead's field
- * order (the order GET /leads/{id} answers) instead of jsonb's, for the same PostgreSQL cost.
- * Setting the defaulted fields from the row too cost 5–10 % more PostgreSQL CPU per request
- * (`bun run bench events --phases 1`); test/api/events-recording.test.ts pins the defaults instead.
- */
-async function insertWithCreatedEvent(db: Db, insert: SQL, created: NewEventRow): Promise<ContactRow[]> {
-  const { id: _id, created_at: _created, updated_at: _updated, ...fields } = (created.data as { object: Record<string, unknown> }).object
-  // `{"type":…,"notes":…}` without its braces: the fields between `id` and `created_at`.
-  const between = JSON.stringify(fields).slice(1, -1)
-  const rows = await db.execute<Record<string, unknown>>(dsql`
-    with c as (${insert}),
-    created as (
-      insert into events (id, business_id, type, sequence, data, created_at)
-      select ${created.id}, c.business_id, ${created.type}, ${provisionalSequence()},
-        ('{"object":{"id":' || c.id || ',' || ${between}::text || ',"created_at":"' || ${isoText(dsql`c.created_at`)}
-          || '","updated_at":"' || ${isoText(dsql`c.updated_at`)} || '"}}')::json,
-        clock_timestamp()
-      from c)
-    select * from c`)
-  return [...rows].map((raw) => rowOf(contacts, raw))
 }
 
 /** Supplied columns only; bumps updated_at. null when the id is not a contact of this business. */

@@ -20,7 +20,8 @@ export const events = pgTable(
   {
     /** Public id, `evt_<opaque>`. */
     id: text('id').primaryKey(),
-    businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
+    /** Not a foreign key (migration 0027): a business's deletion deletes its events by trigger. */
+    businessId: integer('business_id').notNull(),
     type: text('type').notNull(),
     sequence: bigint('sequence', { mode: 'number' }).notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),

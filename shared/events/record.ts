@@ -17,24 +17,25 @@ export interface NewEvent {
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
 
-/** Characters of the id's time prefix (base 36: 36^9 ms reach the year 5138). */
-const TIME_CHARS = 9
+/** Characters of the id's time prefix: the millisecond in hex (16^11 ms reach the year 2527). */
+const TIME_CHARS = 11
 /** Random characters after it: 15 base62 characters, ~89 random bits. */
 const RANDOM_CHARS = 15
 
 /**
- * The id's leading characters: the current millisecond in base 36, fixed width. Digits and lower
+ * The id's leading characters: the current millisecond in hex, fixed width, as the database's
+ * new_event_id() writes it for the events its triggers append (migration 0026). Digits and lower
  * case letters sort the same under every collation, so new ids land at the right edge of the
  * primary-key index whatever the database's collation. Fully random ids put each insert on a
  * random leaf of an index larger than shared_buffers: a buffer read (and often a dirty page
  * written out) per event (EXPLAIN ANALYZE figures in docs/events.md "Event ids").
  */
 function timePrefix(now: number): string {
-  return now.toString(36).padStart(TIME_CHARS, '0').slice(-TIME_CHARS)
+  return now.toString(16).padStart(TIME_CHARS, '0').slice(-TIME_CHARS)
 }
 
 /**
- * `n` ids, each `evt_` + 24 characters: the millisecond they were minted (9, see timePrefix) and
+ * `n` ids, each `evt_` + 26 characters: the millisecond they were minted (11, see timePrefix) and
  * 15 random base62 characters (~89 bits), so unguessable. One draw of random bytes for all of
  * them: a worker's batch of a thousand events spent more on a thousand draws than on the ids.
  */

@@ -4,12 +4,11 @@
  * never by a look-up first, so the rule holds across API and worker replicas.
  */
 import type { Db } from '../../db/client'
-import type { ContactRow } from '../../db/schema'
 import { findContact, insertContact, insertIngestContacts, listContacts, updateContact, type ContactColumns, type WriteResult } from '../../db/queries/contacts'
 import { findOrCreateContact, insertInquiry, isPropertyOfBusiness, listInquiriesOfContact, type InquiryListRow } from '../../db/queries/inquiries'
 import { hasEnabledOutreachEndpoint, insertOutreachDelivery } from '../../db/queries/outreach'
 import { newDeliveryId, type DeliveryBody } from '../outreach/delivery'
-import { eventRows, recordEvents, type NewEvent } from '../events/record'
+import { recordEvent, recordEvents } from '../events/record'
 import { AppError, fieldError, notFound } from '../platform/errors'
 import { readFor } from '../platform/read-replica'
 import type { Services } from '../platform/services'
@@ -27,22 +26,6 @@ import type { InquiryListParams, InquiryView, LeadCreate, LeadListParams, LeadUp
 export { buildIngestLead as prepareIngestLead } from './ingest'
 
 const leadNotFound = () => notFound('Lead')
-
-/**
- * A contact about to be inserted, for the lead object of its `lead.created`: the column defaults
- * of `contacts` (type, property_types, notes) applied as the database applies them; id and
- * timestamps are placeholders that insertContact sets from the inserted row.
- * test/api/events-recording.test.ts fails if these defaults drift from the table's.
- */
-function unsavedContact(businessId: number, c: ContactColumns & { name: string }): ContactRow {
-  const epoch = new Date(0)
-  return {
-    id: 0, businessId, type: c.type ?? 'demandante', name: c.name, email: c.email ?? null, phone: c.phone ?? null, source: c.source ?? null,
-    operation: c.operation ?? null, propertyTypes: c.propertyTypes ?? [], rating: c.rating ?? null, urgency: c.urgency ?? null,
-    budgetMax: c.budgetMax ?? null, minBedrooms: c.minBedrooms ?? null, searchLocation: c.searchLocation ?? null, notes: c.notes ?? '',
-    createdAt: epoch, updatedAt: epoch,
-  }
-}
 
 /** contract §4, §6: 409 `Duplicate contact` naming the contact that holds the phone or email. */
 const duplicateContact = (existingId: number) => new AppError('duplicate_contact', 'Duplicate contact', { extra: { existing_id: existingId } })
@@ -73,18 +56,10 @@ export async function listLeads(deps: Pick<Services, 'database' | 'reads'>, busi
  * stored with the Idempotency-Key like an answer. Returns the new lead's id.
  */
 export async function createLead(tx: Db, businessId: number, body: LeadCreate): Promise<number> {
-  const columns = leadInputToColumns(body)
-  // lead.created goes with the insert, in its statement: the lead as it will read, the row's id
-  // and timestamps filled in by PostgreSQL.
-  const [created] = eventRows([{ type: 'lead.created', object: leadView(unsavedContact(businessId, columns)) }])
-  const written = await insertContact(tx, businessId, columns, created)
+  // lead.created is appended by the contacts trigger in the insert's statement (migration 0026).
+  const written = await insertContact(tx, businessId, leadInputToColumns(body))
   if ('duplicateOf' in written) throw duplicateContact(written.duplicateOf)
   return written.row.id
-}
-
-async function leadCreatedEvent(tx: Db, businessId: number, id: number): Promise<NewEvent> {
-  const row = await findContact(tx, businessId, id)
-  return { type: 'lead.created', object: leadView(row!) }
 }
 
 /** lead.updated's `previous_attributes`: the fields whose value changed (updated_at, which always moves, aside). */
@@ -160,31 +135,9 @@ export async function listLeadInquiries(deps: Pick<Services, 'database'>, busine
  */
 export function storeIngestBatch(deps: Pick<Services, 'database'>, leads: IngestLead[]): Promise<{ businessId: number; phone: string }[]> {
   const unique = dedupeIngestLeads(leads)
-  return deps.database.db.transaction(async (tx) => {
-    const created = await insertIngestContacts(tx, unique)
-    // The stored lead is the accepted one with its new id: no second read of the rows just written.
-    const byKey = new Map(unique.map((lead) => [ingestLeadKey(lead.businessId, lead.phone), lead]))
-    // One lead.created per stored lead (contract §10.1), per business in business order.
-    for (let i = 0; i < created.length; ) {
-      const businessId = created[i].businessId
-      const events: NewEvent[] = []
-      for (; i < created.length && created[i].businessId === businessId; i++) {
-        const lead = byKey.get(ingestLeadKey(businessId, created[i].phone))!
-        events.push({ type: 'lead.created', object: leadView(ingestContactRow(created[i].id, lead)) })
-      }
-      await recordEvents(tx, businessId, events)
-    }
-    return created
-  })
-}
-
-function ingestContactRow(id: number, lead: IngestLead): ContactRow {
-  const at = new Date(lead.receivedAt)
-  return {
-    id, businessId: lead.businessId, type: lead.type, name: lead.name, email: null, phone: lead.phone, source: lead.source, operation: lead.operation,
-    propertyTypes: lead.propertyTypes, rating: lead.rating, urgency: lead.urgency, budgetMax: lead.budgetMax, minBedrooms: lead.minBedrooms,
-    searchLocation: lead.searchLocation, notes: lead.notes, createdAt: at, updatedAt: at,
-  }
+  // One lead.created per stored lead (contract §10.1), appended by the contacts trigger as each
+  // row is inserted (migration 0026): a duplicate stores nothing and records nothing.
+  return insertIngestContacts(deps.database.db, unique)
 }
 
 export interface CreatedInquiry {
@@ -235,10 +188,6 @@ export async function createInquiry(tx: Db, businessId: number, values: InquiryV
     source: values.source,
     source_page: values.sourcePage,
   }
-  const events: NewEvent[] = [
-    ...(lead.created ? [await leadCreatedEvent(tx, businessId, lead.id)] : []),
-    { type: 'inquiry.created', object: { id: inquiry.id, ...described } },
-  ]
   let created: CreatedInquiry
   if (outreach !== 'queued') created = { ...base, outreach, deliveryId: null }
   else {
@@ -247,7 +196,8 @@ export async function createInquiry(tx: Db, businessId: number, values: InquiryV
     await insertOutreachDelivery(tx, { id: deliveryId, businessId, inquiryId: inquiry.id, payload, createdAt: inquiry.createdAt })
     created = { ...base, outreach: 'queued', deliveryId }
   }
-  await recordEvents(tx, businessId, events)
+  // A lead created here recorded its lead.created at its insert (the contacts trigger), before this.
+  await recordEvent(tx, businessId, { type: 'inquiry.created', object: { id: inquiry.id, ...described } })
   return created
 }
 

@@ -44,7 +44,7 @@ describe('lead events', () => {
     const id = await createLead(ctx, biz.apiKey, { name: 'Ana Evento' })
     const events = (await eventsOf(biz.id)).filter((e) => e.data.object.id === id)
     expect(events.map((e) => e.type)).toEqual(['lead.created'])
-    expect(events[0].id).toMatch(/^evt_[A-Za-z0-9]{24}$/)
+    expect(events[0].id).toMatch(/^evt_[0-9a-f]{11}[A-Za-z0-9]{15}$/)
     const shown = await call(ctx.app, 'GET', `/v1/leads/${id}`, { key: biz.apiKey })
     expect(events[0].data.object).toEqual(shown.body.data)
   })

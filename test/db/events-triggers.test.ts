@@ -1,0 +1,58 @@
+/**
+ * What the database does for the event outbox by itself (migrations 0026, 0027): every contact
+ * inserted appends its lead.created, whoever inserts it; ids minted there have the service's shape
+ * and order; deleting a business deletes its events, as the foreign key it replaces did.
+ */
+import { afterAll, expect, test } from 'bun:test'
+import postgres from 'postgres'
+import { newEventId } from '../../shared/events/record'
+
+const sql = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} })
+afterAll(() => sql.end({ timeout: 1 }))
+
+const newBusiness = async (name: string) => (await sql<{ id: number }[]>`insert into businesses (name) values (${name}) returning id`)[0].id
+const eventsOf = (businessId: number) =>
+  sql<{ id: string; type: string; data: { object: Record<string, unknown> } }[]>`select id, type, data from events where business_id = ${businessId} order by sequence`
+
+test('each contact inserted appends its lead.created, in insertion order; a skipped duplicate appends none', async () => {
+  const biz = await newBusiness('events-triggers-insert')
+  const rows = await sql<{ id: number }[]>`
+    insert into contacts (business_id, name, phone, budget_max, search_location, property_types, rating, notes)
+    values (${biz}, ${'Zoë "Z" \\ O\u2019Neil'}, '+34600100001', 1250.75, ${sql.json({ city: 'Valencia', radius_km: 3 })}, '{piso,atico}', 4, ${'a\nb'}),
+           (${biz}, 'Second', '+34600100002', null, null, '{}', null, '')
+    returning id`
+  await sql`insert into contacts (business_id, name, phone) values (${biz}, 'Dup', '+34600100001') on conflict do nothing`
+  const events = await eventsOf(biz)
+  expect(events.map((e) => [e.type, e.data.object.id])).toEqual([['lead.created', rows[0].id], ['lead.created', rows[1].id]])
+  const [first] = events
+  const [stored] = await sql<{ created_at: Date; updated_at: Date }[]>`select created_at, updated_at from contacts where id = ${rows[0].id}`
+  expect(first.data.object).toEqual({
+    id: rows[0].id, type: 'demandante', name: 'Zoë "Z" \\ O\u2019Neil', email: null, phone: '+34600100001', source: null, operation: null,
+    property_types: ['piso', 'atico'], rating: 4, urgency: null, budget_max: 1250.75, min_bedrooms: null,
+    search_location: { city: 'Valencia', radius_km: 3 }, notes: 'a\nb',
+    created_at: stored.created_at.toISOString(), updated_at: stored.updated_at.toISOString(),
+  })
+  expect(Object.keys(first.data.object)).toEqual(['id', 'type', 'name', 'email', 'phone', 'source', 'operation', 'property_types', 'rating', 'urgency', 'budget_max', 'min_bedrooms', 'search_location', 'notes', 'created_at', 'updated_at'])
+  await sql`delete from businesses where id = ${biz}`
+})
+
+test('ids minted by the database have the service ids\u2019 shape, differ, and sort after ids minted before them', async () => {
+  const before = newEventId()
+  await Bun.sleep(2)
+  const ids = (await sql<{ id: string }[]>`select new_event_id() as id from generate_series(1, 2000)`).map((r) => r.id)
+  for (const id of ids) expect(id).toMatch(/^evt_[0-9a-f]{11}[A-Za-z0-9]{15}$/)
+  expect(new Set(ids).size).toBe(2000)
+  expect(new Set(ids.map((id) => id.slice(15))).size).toBe(2000)
+  expect(ids.every((id) => id > before)).toBe(true)
+  expect(Math.abs(parseInt(ids[0].slice(4, 15), 16) - Date.now())).toBeLessThan(5000)
+})
+
+test('deleting a business deletes its events and no other business\u2019s', async () => {
+  const [gone, kept] = [await newBusiness('events-triggers-gone'), await newBusiness('events-triggers-kept')]
+  await sql`insert into contacts (business_id, name) values (${gone}, 'A'), (${kept}, 'B')`
+  expect((await eventsOf(gone)).length).toBe(1)
+  await sql`delete from businesses where id = ${gone}`
+  expect((await eventsOf(gone)).length).toBe(0)
+  expect((await eventsOf(kept)).length).toBe(1)
+  await sql`delete from businesses where id = ${kept}`
+})
