@@ -1,12 +1,13 @@
 /**
- * `bun run bench events [--duration 10] [--pairs 2] [--ingests 20000] [--events 1000000] [--rate 2500]`
+ * `bun run bench events [--duration 10] [--pairs 2] [--relay] [--ingests 20000] [--events 1000000] [--rate 2500]`
  *
  * Events and webhooks (issue: events, webhooks and data-subject rights), every figure side by
  * side in one run, every store local, every server a child process on loopback:
  *  1. write latency at c=16: POST /leads and PATCH /properties, p50/p95, against an API process
  *     that records no events and one that does (the per-business sequence must not serialise a
  *     business's writes: every request here is the same business), with the CPU time per
- *     request of the API process and of PostgreSQL (/proc: where the events' cost lands);
+ *     request of the API process and of PostgreSQL (/proc: where the events' cost lands); with
+ *     `--relay`, a webhook-delivery worker process (the relay that numbers events) runs in every run;
  *  2. rental-ingest throughput (accepted and persisted leads/s, one lead-ingest worker process)
  *     without any webhook endpoint, then with one `lead.created` endpoint on loopback delivered by
  *     a webhook-delivery worker process at the same time;
@@ -38,6 +39,8 @@ const RATE = num('rate', 2500)
 const PAIRS = num('pairs', 2)
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR
 const PHASES = new Set(String(f.flags.phases ?? '1,2,3,4').split(','))
+/** Phase 1 with a webhook-delivery worker process running in every run: the relay numbering the events as they come. */
+const WITH_RELAY = Boolean(f.flags.relay)
 
 const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN)
 const ms = (x: number) => `${x.toFixed(1)} ms`
@@ -176,7 +179,7 @@ try {
   // 1. write latency with and without events --------------------------------------------------
   if (PHASES.has('1')) {
     await vacuumWhenAutovacuumOff(sql)
-  console.log('\n1. write latency at c=16, one business (p50 / p95; goal: with events ≤ 1.2× without)')
+  console.log(`\n1. write latency at c=16, one business (p50 / p95; goal: with events ≤ 1.2× without)${WITH_RELAY ? ', a webhook-delivery worker (the relay) running' : ''}`)
   line('', 'without events', 'with events', 'ratio p95')
   type WriteRun = { p50: number; p95: number; rps: number; errors: number; apiMs: number; pgMs: number }
   const writes: Record<string, WriteRun[]> = { 'POST /leads': [], 'PATCH /properties/{id}': [] }
@@ -190,6 +193,7 @@ try {
     // (migration 0026) is off in this benchmark's own database for the run.
     await setLeadCreatedTrigger(mode === 'with')
     const api = await spawnChild(['--api', '--port', String(port), ...(mode === 'without' ? ['--no-events'] : [])], env)
+    const relay = WITH_RELAY ? await spawnChild(['--worker', 'webhook-delivery'], env) : undefined
     const base = new URL(`http://127.0.0.1:${port}`)
     const biz = await newBusiness(`bench-events-writes-${mode}-${round}`)
     const h = headersOf(biz.key)
@@ -214,6 +218,7 @@ try {
     const patches = await measured(() => load(base, 16, DURATION_S, (i) => prepareRequest('PATCH', new URL(`/v1/properties/${ids[i % ids.length]}`, base), h, JSON.stringify({ title: `t${i}` }))))
     writes['POST /leads'].push({ p50: pct(leads.latencies, 50), p95: pct(leads.latencies, 95), rps: leads.latencies.length / DURATION_S, errors: leads.errors, apiMs: leads.apiMs, pgMs: leads.pgMs })
     writes['PATCH /properties/{id}'].push({ p50: pct(patches.latencies, 50), p95: pct(patches.latencies, 95), rps: patches.latencies.length / DURATION_S, errors: patches.errors, apiMs: patches.apiMs, pgMs: patches.pgMs })
+    if (relay) await stop(relay)
     await stop(api)
   }
   const mean = (xs: WriteRun[]): WriteRun => {
