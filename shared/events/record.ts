@@ -55,7 +55,8 @@ export const newEventId = (): string => newEventIds(1)[0]
 
 /**
  * `bun run bench events` measures the write paths with and without events side by side: its
- * "without events" API process turns recording off here. Nothing else calls it; the service
+ * "without events" API process turns recording off here (and the bench turns off the contacts
+ * trigger that appends lead.created in its own database). Nothing else calls it; the service
  * always records (contract §10.1: no change without its event).
  */
 let recording = true
