@@ -174,6 +174,8 @@ const phone = (i: number, base: number) => `+346${String(base + i).padStart(8, '
 const propertyBody = (title: string) => JSON.stringify({ operations: ['venta'], type: 'apartamento', title, pricing: { sale: 250000 }, location: { city: 'Valencia' }, area: { total: 90 } })
 
 try {
+  // On, whatever an interrupted earlier run left: the runs without events turn it off for themselves.
+  await setLeadCreatedTrigger(true)
   console.log(`bench events: database ${new URL(databaseUrl).pathname.slice(1)}, queue prefix ${prefix}, ${DURATION_S} s per phase`)
 
   // 1. write latency with and without events --------------------------------------------------

@@ -875,7 +875,7 @@ export interface components {
         /**
          * Event
          * @example {
-         *       "id": "evt_4kT9qLm2Xw8bZr1aPc0dQ7sE",
+         *       "id": "evt_19ac1f3e2b84kT9qLm2Xw8bZr1",
          *       "type": "property.unpublished",
          *       "created_at": "2026-11-20T10:15:00.000Z",
          *       "sequence": 42,
@@ -889,7 +889,7 @@ export interface components {
         Event: {
             /**
              * @description `evt_` followed by an opaque string.
-             * @example evt_4kT9qLm2Xw8bZr1aPc0dQ7sE
+             * @example evt_19ac1f3e2b84kT9qLm2Xw8bZr1
              */
             id: string;
             /** @enum {string} */
@@ -2361,7 +2361,7 @@ export interface components {
          * RedeliverResponse
          * @example {
          *       "status": "ok",
-         *       "event_id": "evt_4kT9qLm2Xw8bZr1aPc0dQ7sE",
+         *       "event_id": "evt_19ac1f3e2b84kT9qLm2Xw8bZr1",
          *       "endpoint_id": 3,
          *       "delivery_id": "0c8e9d2a-7f4b-4c1e-9a55-3f2b6d1e8a90"
          *     }

@@ -38,9 +38,8 @@ END $$;
 CREATE OR REPLACE FUNCTION contacts_lead_created() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO events (id, business_id, type, sequence, data, created_at)
-  VALUES (new_event_id(), NEW.business_id, 'lead.created', nextval('events_pending_order_seq') - 4611686018427387904,
-    ('{"object":{"id":' || NEW.id
+  PERFORM append_event(NEW.business_id, new_event_id(), 'lead.created',
+    '{"object":{"id":' || NEW.id
       || ',"type":' || to_json(NEW.type)
       || ',"name":' || to_json(NEW.name)
       || ',"email":' || coalesce(to_json(NEW.email)::text, 'null')
@@ -55,8 +54,7 @@ BEGIN
       || ',"search_location":' || coalesce(NEW.search_location::text, 'null')
       || ',"notes":' || to_json(NEW.notes)
       || ',"created_at":"' || to_char(NEW.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-      || '","updated_at":"' || to_char(NEW.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"}}')::json,
-    clock_timestamp());
+      || '","updated_at":"' || to_char(NEW.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"}}');
   RETURN NULL;
 END $$;
 --> statement-breakpoint

@@ -15,36 +15,32 @@ export interface NewEventRow {
   data: unknown
 }
 
-/** 2^62: provisional sequences are nextval − this, negative and below every real sequence. */
-export const PROVISIONAL_OFFSET = '4611686018427387904'
-
-/** A provisional sequence for a new event row (see appendEvents). */
-export const provisionalSequence = () => sql`nextval('events_pending_order_seq') - ${PROVISIONAL_OFFSET}::bigint`
-
 /** A timestamp column as JavaScript's toISOString writes it (UTC, milliseconds, truncated). */
 export const isoText = (column: SQL) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
-/** The insert of one business's event rows, in the order given. */
+/**
+ * The statement appending one business's event rows, in the order given, each by append_event
+ * (migration 0026): its INSERT, with the provisional sequence, is planned once per server
+ * connection, where an INSERT in this statement was planned on every call.
+ */
 function insertEventsSql(businessId: number, rows: NewEventRow[]): SQL {
   if (rows.length === 1) {
-    // The common case (one change, one event): append_event's INSERT is planned once per server
-    // connection, where this statement's own INSERT was planned on every call (migration 0026).
     const [e] = rows
     return sql`select append_event(${businessId}::int, ${e.id}::text, ${e.type}::text, ${JSON.stringify(e.data)}::text)`
   }
-  // json, not jsonb: each `data` is stored as the text it arrived as (its keys in the order they
-  // were written), without being parsed into jsonb and rendered back.
+  // json, not jsonb: each `data` keeps the text it arrived as (its keys in the order they were
+  // written), without being parsed into jsonb and rendered back.
   return sql`
-    insert into events (id, business_id, type, sequence, data, created_at)
-    select e.id, ${businessId}, e.type, ${provisionalSequence()}, e.data, clock_timestamp()
-    from json_to_recordset(${JSON.stringify(rows)}::json) as e(id text, type text, data json)`
+    select append_event(${businessId}::int, e.id, e.type, e.data::text)
+    from rows from (json_to_recordset(${JSON.stringify(rows)}::json) as (id text, type text, data json)) with ordinality as e(id, type, data, n)
+    order by e.n`
 }
 
 /**
  * Appends events of one business in the caller's transaction, in one statement, in the order
  * given. Takes no lock: the row's `sequence` is provisional (negative, from a PostgreSQL
  * sequence) until the relay gives it the business's next sequence after commit
- * (assignSequences), so concurrent writes of one business never wait for each other's commit.
+ * (sequenceUnrelayedEvents), so concurrent writes of one business never wait for each other's commit.
  * `created_at` is the statement's time (clock_timestamp), so events recorded later in a
  * transaction are later.
  */

@@ -23,7 +23,7 @@ export type EventTypePattern = (typeof EVENT_TYPE_PATTERNS)[number]
 
 export const Event = T.Object(
   {
-    id: T.String({ description: '`evt_` followed by an opaque string.', examples: ['evt_4kT9qLm2Xw8bZr1aPc0dQ7sE'] }),
+    id: T.String({ description: '`evt_` followed by an opaque string.', examples: ['evt_19ac1f3e2b84kT9qLm2Xw8bZr1'] }),
     type: literalUnion(EVENT_TYPES),
     created_at: Timestamp,
     sequence: T.Integer({ minimum: 1, description: 'Strictly increasing within the business, in commit order.' }),
@@ -35,7 +35,7 @@ export const Event = T.Object(
   {
     title: 'Event',
     examples: [{
-      id: 'evt_4kT9qLm2Xw8bZr1aPc0dQ7sE',
+      id: 'evt_19ac1f3e2b84kT9qLm2Xw8bZr1',
       type: 'property.unpublished',
       created_at: '2026-11-20T10:15:00.000Z',
       sequence: 42,
@@ -71,5 +71,5 @@ export const EventDetailResponse = T.Object({ status: T.Literal('ok'), data: Eve
 export const EVENT_ID_RE = /^evt_[A-Za-z0-9]{1,64}$/
 
 export const EventIdParam = t.Object({
-  event_id: t.String({ minLength: 1, maxLength: 4096, description: 'An event id (`evt_…`). Any other value names no event: 404.', examples: ['evt_4kT9qLm2Xw8bZr1aPc0dQ7sE'] }),
+  event_id: t.String({ minLength: 1, maxLength: 4096, description: 'An event id (`evt_…`). Any other value names no event: 404.', examples: ['evt_19ac1f3e2b84kT9qLm2Xw8bZr1'] }),
 })

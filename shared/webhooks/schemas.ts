@@ -112,5 +112,5 @@ export const RedeliverRequest = T.Object(
 )
 export const RedeliverResponse = T.Object(
   { status: T.Literal('ok'), event_id: T.String(), endpoint_id: T.Integer(), delivery_id: T.String() },
-  { title: 'RedeliverResponse', examples: [{ status: 'ok', event_id: 'evt_4kT9qLm2Xw8bZr1aPc0dQ7sE', endpoint_id: 3, delivery_id: '0c8e9d2a-7f4b-4c1e-9a55-3f2b6d1e8a90' }] },
+  { title: 'RedeliverResponse', examples: [{ status: 'ok', event_id: 'evt_19ac1f3e2b84kT9qLm2Xw8bZr1', endpoint_id: 3, delivery_id: '0c8e9d2a-7f4b-4c1e-9a55-3f2b6d1e8a90' }] },
 )

@@ -1,14 +1,18 @@
 /**
- * What the database does for the event outbox by itself (migrations 0026, 0027): every contact
- * inserted appends its lead.created, whoever inserts it; ids minted there have the service's shape
- * and order; deleting a business deletes its events, as the foreign key it replaces did.
+ * What the database does for the event outbox (migrations 0026, 0027): every contact inserted
+ * appends its lead.created, whoever inserts it; ids minted there have the service's shape and
+ * order; appendEvents's rows go through append_event in the order given; deleting a business
+ * deletes its events, as the foreign key it replaces did.
  */
 import { afterAll, expect, test } from 'bun:test'
 import postgres from 'postgres'
-import { newEventId } from '../../shared/events/record'
+import { createDatabase } from '../../db/client'
+import { appendEvents } from '../../db/queries/events'
+import { eventRows, newEventId } from '../../shared/events/record'
 
 const sql = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} })
-afterAll(() => sql.end({ timeout: 1 }))
+const database = createDatabase(process.env.DATABASE_URL!, { max: 1 })
+afterAll(() => Promise.all([sql.end({ timeout: 1 }), database.sql.end({ timeout: 1 })]))
 
 const newBusiness = async (name: string) => (await sql<{ id: number }[]>`insert into businesses (name) values (${name}) returning id`)[0].id
 const eventsOf = (businessId: number) =>
@@ -45,6 +49,16 @@ test('ids minted by the database have the service ids\u2019 shape, differ, and s
   expect(new Set(ids.map((id) => id.slice(15))).size).toBe(2000)
   expect(ids.every((id) => id > before)).toBe(true)
   expect(Math.abs(parseInt(ids[0].slice(4, 15), 16) - Date.now())).toBeLessThan(5000)
+})
+
+test('several events appended in one statement keep their order and their data as written', async () => {
+  const biz = await newBusiness('events-triggers-append')
+  const objects = [{ id: 3, z: 1, a: 'é "q"' }, { id: 1 }, { id: 2, nested: { b: [1, 2], a: null } }]
+  const rows = eventRows(objects.map((object) => ({ type: 'property.updated' as const, object })))
+  await database.db.transaction((tx) => appendEvents(tx, biz, rows))
+  const stored = await sql<{ id: string; data: string }[]>`select id, data::text as data from events where business_id = ${biz} order by sequence`
+  expect([...stored]).toEqual(rows.map((r) => ({ id: r.id, data: JSON.stringify(r.data) })))
+  await sql`delete from businesses where id = ${biz}`
 })
 
 test('deleting a business deletes its events and no other business\u2019s', async () => {
