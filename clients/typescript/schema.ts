@@ -805,7 +805,10 @@ export interface components {
             /** @enum {string} */
             state: "processing" | "completed" | "failed";
         };
-        /** Coordinates */
+        /**
+         * Coordinates
+         * @description Degrees (WGS 84). Stored as sent; the public `lat`/`lon` and the map filters take a coordinate under 1e-9° (0.1 mm) from 0 as 0.
+         */
         Coordinates: {
             latitude: number;
             longitude: number;
@@ -2182,6 +2185,7 @@ export interface components {
                 number?: string | null;
                 /** @description At most 200 characters. Published only when visibility is `public`. */
                 building_name?: string | null;
+                /** @description Degrees (WGS 84). Stored as sent; the public `lat`/`lon` and the map filters take a coordinate under 1e-9° (0.1 mm) from 0 as 0. */
                 coordinates?: {
                     latitude?: number;
                     longitude?: number;

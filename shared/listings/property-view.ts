@@ -162,12 +162,24 @@ export function publicAddress(location: StoredLocation): string | undefined {
   return location.full_address ?? location.address ?? (location.street ? [location.street, location.number].filter(Boolean).join(' ') : undefined)
 }
 
-/** The published point: exact when public, rounded when approximate, none when hidden or unknown. */
+/**
+ * A public coordinate as the catalogue indexes it: under 1e-9° (0.1 mm) from 0 it is 0. The
+ * catalogue's GiST multiplies the widths of boxes around the points it holds, and two points a
+ * few 1e-300° apart made that product underflow: PostgreSQL then refused every insert descending
+ * into that part of the index ("value out of range: underflow", a 500 on publish for any
+ * business), found by the fuzz test's boundary numbers. From 1e-9 on, two different coordinates
+ * are at least ~1e-25 apart, and such widths cannot underflow.
+ */
+export const indexableCoord = (x: number) => (Math.abs(x) < 1e-9 ? 0 : x)
+
+/** The published point: exact when public (see indexableCoord), rounded when approximate, none when hidden or unknown. */
 export function publishedPoint(location: StoredLocation): { lat: number; lon: number } | null {
   const c = location.coordinates
   const privacy = privacyOf(location)
   if (!c || privacy === 'hidden') return null
-  return privacy === 'public' ? { lat: c.latitude, lon: c.longitude } : { lat: roundCoord(c.latitude), lon: roundCoord(c.longitude) }
+  return privacy === 'public'
+    ? { lat: indexableCoord(c.latitude), lon: indexableCoord(c.longitude) }
+    : { lat: roundCoord(c.latitude), lon: roundCoord(c.longitude) }
 }
 
 export function toPublicProperty(row: PrivatePropertyRow, images: readonly ReadyImage[], videos: readonly ReadyVideo[] = []): PublicProperty {

@@ -59,7 +59,11 @@ export const PropertyPricing = T.Object(
 
 export const Coordinates = T.Object(
   { latitude: T.Number({ minimum: -90, maximum: 90 }), longitude: T.Number({ minimum: -180, maximum: 180 }) },
-  { ...strict, title: 'Coordinates' },
+  {
+    ...strict,
+    title: 'Coordinates',
+    description: 'Degrees (WGS 84). Stored as sent; the public `lat`/`lon` and the map filters take a coordinate under 1e-9° (0.1 mm) from 0 as 0.',
+  },
 )
 
 export const PropertyLocation = T.Object(
