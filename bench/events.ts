@@ -308,9 +308,8 @@ try {
     await stop(api)
     const { appendEvents } = await import('../db/queries/events')
     const { createDatabase } = await import('../db/client')
-    const { newEventId } = await import('../shared/events/record')
     const database = createDatabase(databaseUrl, { max: 4 })
-    const eventRows = (n: number) => Array.from({ length: n }, (_, i) => ({ id: newEventId(), type: 'lead.created', data: { object: { id: i + 1, name: 'Bench', notes: '' } } }))
+    const eventRows = (n: number) => Array.from({ length: n }, (_, i) => ({ type: 'lead.created', data: { object: { id: i + 1, name: 'Bench', notes: '' } } }))
     // a. a backlog of 20,000 events, then the worker drains it.
     const BACKLOG = 20_000
     for (let i = 0; i < BACKLOG; i += 1000) await database.db.transaction((tx) => appendEvents(tx, biz.id, eventRows(1000)))
@@ -366,11 +365,11 @@ try {
   {
     const biz = await newBusiness('bench-events-read')
     const t = performance.now()
-    // Inserted already relayed, so no relay takes them on.
+    // Inserted as relayed events, straight into `events`.
     await sql`
-      insert into events (id, business_id, type, sequence, data, created_at, relayed_at)
+      insert into events (id, business_id, type, sequence, data, created_at)
       select 'evt_bench' || ${biz.id} || '_' || g, ${biz.id}, case when g % 3 = 0 then 'property.updated' else 'lead.created' end, g,
-             json_build_object('object', json_build_object('id', g, 'name', 'Lead ' || g, 'email', null, 'notes', '')), now(), now()
+             json_build_object('object', json_build_object('id', g, 'name', 'Lead ' || g, 'email', null, 'notes', '')), now()
       from generate_series(1, ${EVENT_ROWS}) g`
     await sql`insert into event_counters (business_id, last_sequence) values (${biz.id}, ${EVENT_ROWS})`
     await sql`analyze events`

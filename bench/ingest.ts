@@ -444,7 +444,8 @@ async function main() {
 
     const [stored] = await sql<{ rows: number; phones: number; events: number }[]>`
       select count(*)::int as rows, count(distinct phone)::int as phones,
-        (select count(*)::int from events where business_id = ${business.id} and type = 'lead.created') as events
+        (select count(*)::int from events where business_id = ${business.id} and type = 'lead.created')
+          + (select count(*)::int from event_outbox where business_id = ${business.id} and type = 'lead.created') as events
       from contacts where business_id = ${business.id}`
 
     const [r1, r2] = rounds

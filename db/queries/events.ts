@@ -10,7 +10,6 @@ export const textArray = (values: readonly string[]) => sql`array(select jsonb_a
 export const intArray = (values: readonly number[]) => sql`array(select jsonb_array_elements_text(${JSON.stringify(values)}::jsonb)::int)`
 
 export interface NewEventRow {
-  id: string
   type: string
   data: unknown
 }
@@ -19,30 +18,31 @@ export interface NewEventRow {
 export const isoText = (column: SQL) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
 /**
- * The statement appending one business's event rows, in the order given, each by append_event
- * (migration 0026): its INSERT, with the provisional sequence, is planned once per server
- * connection, where an INSERT in this statement was planned on every call.
+ * The statement adding one business's events to the outbox, in the order given (the key `n`
+ * numbers them in the order the rows are inserted). A plain INSERT of three columns: planning it
+ * on every request costs less than calling a PL/pgSQL function that inserts with a kept plan
+ * (pgbench, c=16: 27 against 37 µs of PostgreSQL CPU over the change alone, docs/events.md).
  */
 function insertEventsSql(businessId: number, rows: NewEventRow[]): SQL {
   if (rows.length === 1) {
     const [e] = rows
-    return sql`select append_event(${businessId}::int, ${e.id}::text, ${e.type}::text, ${JSON.stringify(e.data)}::text)`
+    return sql`insert into event_outbox (business_id, type, data) values (${businessId}, ${e.type}, ${JSON.stringify(e.data)}::json)`
   }
   // json, not jsonb: each `data` keeps the text it arrived as (its keys in the order they were
   // written), without being parsed into jsonb and rendered back.
   return sql`
-    select append_event(${businessId}::int, e.id, e.type, e.data::text)
-    from rows from (json_to_recordset(${JSON.stringify(rows)}::json) as (id text, type text, data json)) with ordinality as e(id, type, data, n)
+    insert into event_outbox (business_id, type, data)
+    select ${businessId}, e.type, e.data
+    from rows from (json_to_recordset(${JSON.stringify(rows)}::json) as (type text, data json)) with ordinality as e(type, data, n)
     order by e.n`
 }
 
 /**
- * Appends events of one business in the caller's transaction, in one statement, in the order
- * given. Takes no lock: the row's `sequence` is provisional (negative, from a PostgreSQL
- * sequence) until the relay gives it the business's next sequence after commit
- * (sequenceUnrelayedEvents), so concurrent writes of one business never wait for each other's commit.
- * `created_at` is the statement's time (clock_timestamp), so events recorded later in a
- * transaction are later.
+ * Adds events of one business to the outbox (event_outbox) in the caller's transaction, in one
+ * statement, in the order given. Takes no lock and mints nothing: the relay gives each its id
+ * and its business's next sequence after commit (sequenceOutboxEvents), so concurrent writes of
+ * one business never wait for each other's commit. `created_at` is the statement's clock, so
+ * events recorded later in a transaction are later.
  */
 export async function appendEvents(db: Db, businessId: number, rows: NewEventRow[]): Promise<void> {
   if (rows.length === 0) return
@@ -110,7 +110,7 @@ export async function listEvents(db: Db, q: { businessId: number; after: number;
  */
 export async function listEventsJson(db: Db, q: { businessId: number; after: number; limit: number; types: TypeFilter }): Promise<{ events: string[]; rows: number; last: number | null }> {
   // Each row arrives as its JSON text: one column to decode per event instead of five. `id` and
-  // `type` need no escaping (ids are `evt_` + base62 as minted by newEventIds, types come from
+  // `type` need no escaping (ids are `evt_` + hex and base64 letters as new_event_id() mints them, types come from
   // EVENT_TYPES), so they are spliced as they are.
   const rows = await db.execute<{ event: string; sequence: string }>(sql`
     select '{"id":"' || id || '","type":"' || type
@@ -125,7 +125,7 @@ export async function listEventsJson(db: Db, q: { businessId: number; after: num
 
 export async function findEvent(db: Db, businessId: number, id: string, types: TypeFilter): Promise<EventRecord | null> {
   const rows = await db.execute<RawEvent>(sql`
-    select id, type, sequence, created_at, data from events where id = ${id} and business_id = ${businessId} and sequence > 0 and ${typeCondition(types)}`)
+    select id, type, sequence, created_at, data from events where id = ${id} and business_id = ${businessId} and ${typeCondition(types)}`)
   return rows[0] ? toRecord(rows[0]) : null
 }
 
@@ -144,47 +144,51 @@ export async function lastSequence(db: Db, businessId: number): Promise<number> 
 
 // ---- relay ------------------------------------------------------------------------------------
 
-export interface UnrelayedEvent {
+export interface RelayedEvent {
   id: string
   businessId: number
   type: string
 }
 
 /**
- * The relay's batch: takes up to `limit` committed events not yet relayed, oldest first, locked
- * for its transaction (SKIP LOCKED: several relays share the work), and gives each its business's
- * next sequences — per business one counter upsert, businesses in id order so two relays cannot
- * deadlock, each business's events in the order they were recorded (their provisional sequence).
- * Marks them relayed. Uses events_unrelayed_idx. Counter row locks are held by this transaction
- * only, never by the writes that recorded the events.
+ * The relay's batch, one statement: takes up to `limit` committed outbox rows, oldest first,
+ * locked for its transaction (SKIP LOCKED: a second relay takes others), gives each its
+ * business's next sequences (per business one counter upsert, businesses in id order so two
+ * relays cannot deadlock, each business's rows in recording order), inserts them into `events`
+ * with a new id (new_event_id()) and their data (a lead.created's rendered from its contact row
+ * by lead_created_data()), and deletes them from the outbox. Counter row locks are held by this
+ * transaction only, never by the writes that recorded the events. Returns the new events in
+ * sequence order per business.
  */
-export async function sequenceUnrelayedEvents(db: Db, limit: number): Promise<UnrelayedEvent[]> {
+export async function sequenceOutboxEvents(db: Db, limit: number): Promise<RelayedEvent[]> {
   const rows = await db.execute<{ id: string; business_id: number; type: string }>(sql`
     with claimed as (
-      select id, business_id, type, sequence as provisional from events where relayed_at is null
-      order by created_at limit ${limit} for update skip locked
+      select n, business_id, type, created_at, data, contact from event_outbox
+      order by n limit ${limit} for update skip locked
     ), counts as (
-      select business_id, count(*) as n from claimed group by business_id
+      select business_id, count(*) as how_many from claimed group by business_id
     ), counters as (
       insert into event_counters (business_id, last_sequence)
-      select business_id, n from counts order by business_id
+      select business_id, how_many from counts order by business_id
       on conflict (business_id) do update set last_sequence = event_counters.last_sequence + excluded.last_sequence
       returning business_id, last_sequence
-    ), numbered as (
-      select c.id, c.business_id, c.type,
-             k.last_sequence - n.n + row_number() over (partition by c.business_id order by c.provisional) as sequence
-      from claimed c join counts n using (business_id) join counters k using (business_id)
+    ), taken as (
+      delete from event_outbox o using claimed c where o.n = c.n
     )
-    update events e set sequence = numbered.sequence, relayed_at = now()
-    from numbered where e.id = numbered.id
-    returning e.id, e.business_id, e.type`)
+    insert into events (id, business_id, type, sequence, created_at, data)
+    select new_event_id(), c.business_id, c.type,
+           k.last_sequence - t.how_many + row_number() over (partition by c.business_id order by c.n),
+           c.created_at, coalesce(c.data, lead_created_data(c.contact))
+    from claimed c join counts t using (business_id) join counters k using (business_id)
+    order by c.n
+    returning id, business_id, type`)
   return [...rows].map((r) => ({ id: r.id, businessId: r.business_id, type: r.type }))
 }
 
 /** The age in seconds of the oldest event not yet relayed (0 when none): a metric. */
 export async function oldestUnrelayedAgeSeconds(db: Db): Promise<number> {
   const rows = await db.execute<{ age: number | null }>(sql`
-    select extract(epoch from now() - min(created_at))::float8 as age from events where relayed_at is null`)
+    select extract(epoch from now() - created_at)::float8 as age from event_outbox order by n limit 1`)
   return Math.max(0, Number(rows[0]?.age ?? 0))
 }
 
@@ -212,8 +216,24 @@ const aboutLead = (businessId: number, leadId: number) => sql`
 
 export async function eventsAboutLead(db: Db, businessId: number, leadId: number): Promise<EventRecord[]> {
   const rows = await db.execute<RawEvent>(sql`
-    select id, type, sequence, created_at, data from events where ${aboutLead(businessId, leadId)} and sequence > 0 order by sequence`)
+    select id, type, sequence, created_at, data from events where ${aboutLead(businessId, leadId)} order by sequence`)
   return [...rows].map(toRecord)
+}
+
+/**
+ * The outbox's rows about the lead keep only `{object: {id}}`, as scrubEventsAboutLead does for
+ * events. Run it first: it waits for a relay batch holding any of those rows, so the events that
+ * batch wrote are there for scrubEventsAboutLead, and the rows it locks are skipped by relays
+ * until the erasure commits. A scan of the outbox, which the relay keeps short.
+ */
+export async function scrubOutboxAboutLead(db: Db, businessId: number, leadId: number): Promise<void> {
+  await db.execute(sql`
+    update event_outbox
+    set data = json_build_object('object', json_build_object('id', coalesce(data->'object'->'id', contact->'id'))), contact = null
+    where business_id = ${businessId} and (
+      (type = 'lead.created' and contact->>'id' = ${String(leadId)})
+      or (type like 'lead.%' and data->'object'->>'id' = ${String(leadId)})
+      or (type like 'inquiry.%' and data->'object'->>'lead_id' = ${String(leadId)}))`)
 }
 
 /**

@@ -1,14 +1,14 @@
 /**
  * Vacuuming where the server does not. Some PostgreSQL servers run with `autovacuum = off` (CI
  * images, hand-tuned hosts); the tables below then keep every dead row, and the outbox degrades
- * first: the relay's scan of events_unrelayed_idx took 131 ms over 9M dead entries and
+ * first: the relay's scan of the unrelayed events' index took 131 ms over 9M dead entries and
  * event-to-delivery latency went from 19 ms to 200 ms (docs/operations.md).
  */
 import type { Sql } from '../client'
 
 /** Tables that every few seconds of traffic rewrite rows of (updates and deletes). */
 export const CHURNED_TABLES = [
-  'events', 'event_counters', 'webhook_deliveries', 'webhook_attempts', 'webhook_endpoints', 'outreach_deliveries', 'outreach_attempts',
+  'event_outbox', 'events', 'event_counters', 'webhook_deliveries', 'webhook_attempts', 'webhook_endpoints', 'outreach_deliveries', 'outreach_attempts',
   'idempotency_keys', 'catalogue_entries', 'catalogue_counts', 'properties', 'property_images', 'property_videos', 'contacts',
   'upload_sessions', 'upload_files', 'storage_deletions', 'businesses',
 ]

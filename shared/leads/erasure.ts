@@ -3,7 +3,7 @@
  * and exporting everything held about them.
  *
  * Erasure is one transaction — the contact goes with its inquiries, their outreach deliveries
- * and attempts (cascade); the stored events about the lead keep only `{id}`; their pending
+ * and attempts (cascade); the stored events about the lead, relayed or still in the outbox, keep only `{id}`; their pending
  * webhook deliveries are cancelled; the idempotency answers naming the lead are deleted; and
  * `lead.deleted` is recorded — plus a queued clean-up of Redis (`lead-erasure`, retried until
  * done): rental-ingest jobs still waiting or kept failed that carry the person's phone lose that
@@ -14,7 +14,7 @@
 import { createHmac } from 'node:crypto'
 import type { Job } from 'bullmq'
 import { deleteContact, findContact, findContactForUpdate } from '../../db/queries/contacts'
-import { eventsAboutLead, scrubEventsAboutLead } from '../../db/queries/events'
+import { eventsAboutLead, scrubEventsAboutLead, scrubOutboxAboutLead } from '../../db/queries/events'
 import { deleteAnswersNamingLead } from '../../db/queries/idempotency'
 import { inquiriesOfContactWithOutreach } from '../../db/queries/inquiries'
 import { outreachDeliveriesOfContact } from '../../db/queries/outreach'
@@ -49,6 +49,7 @@ export async function eraseLead(deps: Pick<Services, 'config' | 'database' | 'qu
   }
   await db.transaction(async (tx) => {
     if (!(await findContactForUpdate(tx, businessId, leadId))) throw notFound('Lead')
+    await scrubOutboxAboutLead(tx, businessId, leadId)
     const eventIds = await scrubEventsAboutLead(tx, businessId, leadId)
     await cancelPendingDeliveriesOfEvents(tx, eventIds)
     await deleteAnswersNamingLead(tx, businessId, leadId)

@@ -1,19 +1,19 @@
 /**
  * The outbox relay (architecture.md "Events through an outbox"). Each batch, in one transaction:
- * takes committed events not yet relayed, gives each its business's next `sequence` (commit
- * order: a later batch only ever holds events committed after the earlier ones were read),
- * creates the webhook deliveries of the enabled endpoints whose `enabled_events` match, and marks
- * the events relayed; then it wakes those endpoints' runners.
+ * takes committed rows of event_outbox, turns each into an event with its id and its business's
+ * next `sequence` (commit order: a later batch only ever holds events committed after the
+ * earlier ones were read), creates the webhook deliveries of the enabled endpoints whose
+ * `enabled_events` match, and deletes the outbox rows; then it wakes those endpoints' runners.
  *
  * It polls (every 5 ms while events come, backing off to 50 ms when idle, at once while batches
  * are full) instead of being woken by a
  * NOTIFY from each writing transaction: a NOTIFY takes a database-wide lock at commit, and with
  * it the write routes' p95 at c=16 doubled in `bun run bench events` (docs/events.md). An idle
- * poll is one probe of the empty partial index events_unrelayed_idx. The same loop wakes, once a
+ * poll is one probe of the empty outbox's primary key. The same loop wakes, once a
  * second, the runners of endpoints whose retries fell due. Several relays (one per worker
  * process running `webhook-delivery`) share the work with SKIP LOCKED.
  */
-import { sequenceUnrelayedEvents, takeRelayTurn } from '../../db/queries/events'
+import { sequenceOutboxEvents, takeRelayTurn } from '../../db/queries/events'
 import { enabledEndpointsOf, endpointsWithDueDeliveries, insertDeliveries } from '../../db/queries/webhooks'
 import type { Services } from '../platform/services'
 import { matchesAny } from '../events/visibility'
@@ -38,7 +38,7 @@ export async function relayOnce(deps: Deps, limit = RELAY_BATCH): Promise<{ even
     // One relay batch at a time across every process: two batches upserting the same
     // businesses' counters could deadlock; taking turns costs nothing next to the batch.
     await takeRelayTurn(tx)
-    const events = await sequenceUnrelayedEvents(tx, limit)
+    const events = await sequenceOutboxEvents(tx, limit)
     if (events.length === 0) return { events: 0, deliveries: 0, endpoints: [] as number[] }
     const endpoints = await enabledEndpointsOf(tx, [...new Set(events.map((e) => e.businessId))])
     const byBusiness = new Map<number, typeof endpoints>()

@@ -136,3 +136,35 @@ test('erasing a lead of another business, or a missing one, is a 404 and erases 
   expect((await call(ctx.app, 'DELETE', `/v1/leads/${id}`, { key: readOnly })).status).toBe(403)
   expect((await call(ctx.app, 'GET', `/v1/leads/${id}/export`, { key: readOnly })).status).toBe(200)
 })
+
+test('a lead erased before the relay took its events: the outbox keeps only ids, and so do the events relayed after', async () => {
+  const biz = await seedBusiness(ctx)
+  const tag = randomInt(0, 1e9).toString(36)
+  const name = `Nadia Pendiente ${tag}`
+  const email = `nadia.${tag}@borrable.example`
+  const phone = uniquePhone()
+  await relayAll(ctx.deps)
+  const id = (await call(ctx.app, 'POST', '/v1/leads', { key: biz.apiKey, body: { name, email, phone } })).body.id as number
+  await call(ctx.app, 'PATCH', `/v1/leads/${id}`, { key: biz.apiKey, body: { notes: `Escribir a ${email}` } })
+  const inquiry = await call(ctx.app, 'POST', '/v1/leads/inquiries', { key: biz.apiKey, body: { contact: { name, email, phone }, message: `Soy ${name}` } })
+  const outbox = async () => [...await ctx.deps.database.db.execute<{ type: string; data: unknown; contact: unknown }>(sql`select type, data, contact from event_outbox where business_id = ${biz.id} order by n`)]
+  expect((await outbox()).map((r) => r.type)).toEqual(['lead.created', 'lead.updated', 'inquiry.created'])
+
+  expect((await call(ctx.app, 'DELETE', `/v1/leads/${id}`, { key: biz.apiKey })).status).toBe(200)
+  expect(await outbox()).toEqual([
+    { type: 'lead.created', data: { object: { id } }, contact: null },
+    { type: 'lead.updated', data: { object: { id } }, contact: null },
+    { type: 'inquiry.created', data: { object: { id: inquiry.body.inquiry_id } }, contact: null },
+    { type: 'lead.deleted', data: { object: { id } }, contact: null },
+  ])
+  for (const value of [name, email, phone]) expect(await tablesHolding(value), value).toEqual({})
+
+  await relayAll(ctx.deps)
+  const events = (await call(ctx.app, 'GET', '/v1/events', { key: biz.apiKey })).body.data as any[]
+  expect(events.map((e) => [e.type, e.data])).toEqual([
+    ['lead.created', { object: { id } }],
+    ['lead.updated', { object: { id } }],
+    ['inquiry.created', { object: { id: inquiry.body.inquiry_id } }],
+    ['lead.deleted', { object: { id } }],
+  ])
+})

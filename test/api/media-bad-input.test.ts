@@ -19,6 +19,7 @@ import { orientedJpeg, smallWebp, uploadFiles, waitForUpload } from '../helpers/
 import { MEDIA_QUEUES } from '../helpers/media-flow'
 import { createPublished } from '../helpers/properties'
 import { makeVideo, uploadVideo, waitForVideo } from '../helpers/videos'
+import { relayAll } from '../../shared/webhooks/relay'
 
 let ctx: TestContext
 let workers: RunningWorkers
@@ -185,6 +186,7 @@ describe('bad videos', () => {
     const originals = await ctx.deps.database.db.execute<{ n: number }>(sql`select count(*)::int as n from property_videos where property_id = ${id} and original_key is not null`)
     expect(originals[0].n).toBe(0)
     for (const key of originalKeys) await eventually(async () => (await ctx.deps.storage.head('private', key)) === null, { timeoutMs: 15_000, what: 'originals deleted' })
+    await relayAll(ctx.deps)
     const failedEvents = await ctx.deps.database.db.execute<{ n: number }>(sql`select count(*)::int as n from events where business_id = ${biz.id} and type = 'video.failed'`)
     expect(failedEvents[0].n).toBe(6)
   }, 180_000)

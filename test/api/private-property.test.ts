@@ -12,6 +12,7 @@ import { call, createTestContext, eventually, seedBusiness, type SeededBusiness,
 import { createLead } from '../helpers/leads'
 import { configureEndpoint, inquiryBody } from '../helpers/outreach'
 import { createProperty, createPublished, propertyBody } from '../helpers/properties'
+import { relayAll } from '../../shared/webhooks/relay'
 
 let ctx: TestContext
 let biz: SeededBusiness
@@ -93,6 +94,7 @@ describe('DELETE /properties/{id}', () => {
     expect((await api('PATCH', `/v1/properties/${id}`, { title: 'x' })).status).toBe(404)
     expect((await api('POST', `/v1/properties/${id}/publish`)).status).toBe(404)
     expect((await api('GET', '/v1/properties?limit=1000')).body.data.some((p: any) => p.id === id)).toBe(false)
+    await relayAll(ctx.deps)
     const events = await ctx.deps.database.db.execute<{ type: string; data: any }>(sql`select type, data from events where business_id = ${biz.id} and type = 'property.deleted' order by sequence`)
     expect(events.map((e) => e.data.object)).toContainEqual({ id })
     const inquiries = await api('GET', `/v1/leads/${inquiry.body.lead_id}/inquiries`)

@@ -1,22 +1,28 @@
 /**
- * What the database does for the event outbox (migrations 0026, 0027): every contact inserted
- * appends its lead.created, whoever inserts it; ids minted there have the service's shape and
- * order; appendEvents's rows go through append_event in the order given; deleting a business
- * deletes its events, as the foreign key it replaces did.
+ * What the database does for the event outbox (migrations 0026-0028): every contact inserted
+ * adds its lead.created to the outbox, whoever inserts it, and the relay renders it as the Lead;
+ * ids minted there have one shape and sort by time; appendEvents's rows keep the order given;
+ * deleting a business deletes its events and outbox rows, as the foreign key it replaces did.
  */
 import { afterAll, expect, test } from 'bun:test'
 import postgres from 'postgres'
 import { createDatabase } from '../../db/client'
-import { appendEvents } from '../../db/queries/events'
-import { eventRows, newEventId } from '../../shared/events/record'
+import { appendEvents, sequenceOutboxEvents } from '../../db/queries/events'
+import { eventRows } from '../../shared/events/record'
+import { EVENT_ID_RE } from '../../shared/events/schemas'
 
 const sql = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} })
 const database = createDatabase(process.env.DATABASE_URL!, { max: 1 })
 afterAll(() => Promise.all([sql.end({ timeout: 1 }), database.sql.end({ timeout: 1 })]))
 
 const newBusiness = async (name: string) => (await sql<{ id: number }[]>`insert into businesses (name) values (${name}) returning id`)[0].id
-const eventsOf = (businessId: number) =>
-  sql<{ id: string; type: string; data: { object: Record<string, unknown> } }[]>`select id, type, data from events where business_id = ${businessId} order by sequence`
+/** What a relay does with the outbox, without the webhook deliveries (none of these businesses has an endpoint). */
+const relay = async () => {
+  while ((await database.db.transaction((tx) => sequenceOutboxEvents(tx, 1000))).length === 1000);
+}
+const outboxOf = async (businessId: number) => (await sql<{ n: number }[]>`select count(*)::int as n from event_outbox where business_id = ${businessId}`)[0].n
+const eventsOf = async (businessId: number) =>
+  (await relay(), sql<{ id: string; type: string; data: { object: Record<string, unknown> } }[]>`select id, type, data from events where business_id = ${businessId} order by sequence`)
 
 test('each contact inserted appends its lead.created, in insertion order; a skipped duplicate appends none', async () => {
   const biz = await newBusiness('events-triggers-insert')
@@ -40,11 +46,13 @@ test('each contact inserted appends its lead.created, in insertion order; a skip
   await sql`delete from businesses where id = ${biz}`
 })
 
-test('ids minted by the database have the service ids\u2019 shape, differ, and sort after ids minted before them', async () => {
-  const before = newEventId()
+test('ids minted by the database: one shape, all different, sorting after ids minted before them', async () => {
+  const [{ before }] = await sql<{ before: string }[]>`select new_event_id() as before`
   await Bun.sleep(2)
   const ids = (await sql<{ id: string }[]>`select new_event_id() as id from generate_series(1, 2000)`).map((r) => r.id)
   for (const id of ids) expect(id).toMatch(/^evt_[0-9a-f]{11}[A-Za-z0-9]{15}$/)
+  // Every id minted is one the routes accept as an event id.
+  expect(ids.every((id) => EVENT_ID_RE.test(id))).toBe(true)
   expect(new Set(ids).size).toBe(2000)
   expect(new Set(ids.map((id) => id.slice(15))).size).toBe(2000)
   expect(ids.every((id) => id > before)).toBe(true)
@@ -56,8 +64,11 @@ test('several events appended in one statement keep their order and their data a
   const objects = [{ id: 3, z: 1, a: 'é "q"' }, { id: 1 }, { id: 2, nested: { b: [1, 2], a: null } }]
   const rows = eventRows(objects.map((object) => ({ type: 'property.updated' as const, object })))
   await database.db.transaction((tx) => appendEvents(tx, biz, rows))
-  const stored = await sql<{ id: string; data: string }[]>`select id, data::text as data from events where business_id = ${biz} order by sequence`
-  expect([...stored]).toEqual(rows.map((r) => ({ id: r.id, data: JSON.stringify(r.data) })))
+  expect(await outboxOf(biz)).toBe(3)
+  await relay()
+  expect(await outboxOf(biz)).toBe(0)
+  const stored = await sql<{ sequence: string; data: string }[]>`select sequence, data::text as data from events where business_id = ${biz} order by sequence`
+  expect([...stored]).toEqual(rows.map((r, i) => ({ sequence: String(i + 1), data: JSON.stringify(r.data) })))
   await sql`delete from businesses where id = ${biz}`
 })
 
@@ -65,8 +76,11 @@ test('deleting a business deletes its events and no other business\u2019s', asyn
   const [gone, kept] = [await newBusiness('events-triggers-gone'), await newBusiness('events-triggers-kept')]
   await sql`insert into contacts (business_id, name) values (${gone}, 'A'), (${kept}, 'B')`
   expect((await eventsOf(gone)).length).toBe(1)
+  await sql`insert into contacts (business_id, name) values (${gone}, 'C'), (${kept}, 'D')`
+  expect(await outboxOf(gone)).toBe(1)
   await sql`delete from businesses where id = ${gone}`
+  expect(await outboxOf(gone)).toBe(0)
   expect((await eventsOf(gone)).length).toBe(0)
-  expect((await eventsOf(kept)).length).toBe(1)
+  expect((await eventsOf(kept)).length).toBe(2)
   await sql`delete from businesses where id = ${kept}`
 })

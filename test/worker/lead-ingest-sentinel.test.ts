@@ -17,6 +17,7 @@ import { startWorkers, type RunningWorkers } from '../../worker/runtime'
 import { call, createTestContext, eventually, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { contactsOf, ingestBody, uniquePhone } from '../helpers/leads'
 import { SentinelTopology } from '../helpers/redis-sentinel'
+import { relayAll } from '../../shared/webhooks/relay'
 
 const dir = mkdtempSync(join(tmpdir(), 'plm-sentinel-test-'))
 let topology: SentinelTopology
@@ -39,7 +40,7 @@ afterAll(async () => {
 const ingest = (phone: string) => call(ctx.app, 'POST', '/v1/leads/ingest', { key: biz.apiKey, body: ingestBody({ contact: { name: 'Lucía', phone } }) })
 const queueIdle = async () => Object.values(await ctx.deps.queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')).every((n) => n === 0)
 const leadCreatedEvents = async (phone: string) =>
-  Number(((await ctx.deps.database.db.execute(sql`select count(*)::int as n from events where business_id = ${biz.id} and type = 'lead.created' and data->'object'->>'phone' = ${phone}`)) as unknown as { n: number }[])[0].n)
+  (await relayAll(ctx.deps), Number(((await ctx.deps.database.db.execute(sql`select count(*)::int as n from events where business_id = ${biz.id} and type = 'lead.created' and data->'object'->>'phone' = ${phone}`)) as unknown as { n: number }[])[0].n))
 
 describe('rental ingest through Redis Sentinel', () => {
   test('with Sentinel configured an ingest waits for one replica by default', () => {

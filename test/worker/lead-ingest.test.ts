@@ -7,6 +7,7 @@ import { processLeadIngest } from '../../worker/processors/lead-ingest'
 import { startWorkers, type RunningWorkers } from '../../worker/runtime'
 import { call, createTestContext, eventually, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { contactsOf, ingestBody, uniquePhone } from '../helpers/leads'
+import { relayAll } from '../../shared/webhooks/relay'
 
 let ctx: TestContext
 let biz: SeededBusiness
@@ -61,6 +62,7 @@ describe('lead-ingest processor', () => {
     const rows = await contactsOf(ctx, b.id)
     expect(rows.length).toBe(13)
     expect(rows.find((r) => r.phone === shared).name).toBe('s0')
+    await relayAll(ctx.deps)
     const [{ events }] = await ctx.deps.database.sql<{ events: number }[]>`select count(*)::int as events from events where business_id = ${b.id} and type = 'lead.created'`
     expect(events).toBe(13)
   })
