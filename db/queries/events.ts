@@ -151,38 +151,23 @@ export interface RelayedEvent {
 }
 
 /**
- * The relay's batch, one statement: takes up to `limit` committed outbox rows, oldest first,
- * locked for its transaction (SKIP LOCKED: a second relay takes others), gives each its
- * business's next sequences (per business one counter upsert, businesses in id order so two
- * relays cannot deadlock, each business's rows in recording order), inserts them into `events`
- * with a new id (new_event_id()) and their data (a lead.created's rendered from its contact row
- * by lead_created_data()), and deletes them from the outbox. Counter row locks are held by this
- * transaction only, never by the writes that recorded the events. Returns the new events in
- * sequence order per business.
+ * The relay's batch, relay_outbox() (migration 0028): takes up to `limit` committed outbox rows
+ * with a key above `after`, oldest first, locked for its transaction (SKIP LOCKED: a second relay
+ * takes others), gives each its business's next sequence (per business one counter upsert,
+ * businesses in id order so two relays cannot deadlock, each business's rows in recording
+ * order), inserts them into `events` with a new id (new_event_id()) and their data (a
+ * lead.created's rendered from its contact row by lead_created_data()), and deletes them from
+ * the outbox. Counter row locks are held by this transaction only, never by the writes that
+ * recorded the events. Returns the new events, in sequence order per business, and the highest
+ * outbox key taken (null when none).
  */
-export async function sequenceOutboxEvents(db: Db, limit: number): Promise<RelayedEvent[]> {
-  const rows = await db.execute<{ id: string; business_id: number; type: string }>(sql`
-    with claimed as (
-      select n, business_id, type, created_at, data, contact from event_outbox
-      order by n limit ${limit} for update skip locked
-    ), counts as (
-      select business_id, count(*) as how_many from claimed group by business_id
-    ), counters as (
-      insert into event_counters (business_id, last_sequence)
-      select business_id, how_many from counts order by business_id
-      on conflict (business_id) do update set last_sequence = event_counters.last_sequence + excluded.last_sequence
-      returning business_id, last_sequence
-    ), taken as (
-      delete from event_outbox o using claimed c where o.n = c.n
-    )
-    insert into events (id, business_id, type, sequence, created_at, data)
-    select new_event_id(), c.business_id, c.type,
-           k.last_sequence - t.how_many + row_number() over (partition by c.business_id order by c.n),
-           c.created_at, coalesce(c.data, lead_created_data(c.contact))
-    from claimed c join counts t using (business_id) join counters k using (business_id)
-    order by c.n
-    returning id, business_id, type`)
-  return [...rows].map((r) => ({ id: r.id, businessId: r.business_id, type: r.type }))
+export async function sequenceOutboxEvents(db: Db, limit: number, after = 0): Promise<{ events: RelayedEvent[]; lastKey: number | null }> {
+  const rows = await db.execute<{ event_id: string; event_business: number; event_type: string; outbox_n: string }>(
+    sql`select event_id, event_business, event_type, outbox_n from relay_outbox(${limit}::int, ${after}::bigint)`)
+  return {
+    events: [...rows].map((r) => ({ id: r.event_id, businessId: r.event_business, type: r.event_type })),
+    lastKey: rows.length ? Number(rows[0].outbox_n) : null,
+  }
 }
 
 /** The age in seconds of the oldest event not yet relayed (0 when none): a metric. */
@@ -255,9 +240,4 @@ export async function scrubEventsAboutLead(db: Db, businessId: number, leadId: n
 export async function catalogueDocOf(db: Db, propertyId: number): Promise<Record<string, unknown> | null> {
   const rows = await db.execute<{ doc: Record<string, unknown> }>(sql`select doc from catalogue_entries where property_id = ${propertyId}`)
   return rows[0]?.doc ?? null
-}
-
-/** The relay's turn: a transaction-scoped advisory lock (released at commit; safe behind a transaction-mode pooler). */
-export async function takeRelayTurn(db: Db): Promise<void> {
-  await db.execute(sql`select pg_advisory_xact_lock(727002)`)
 }

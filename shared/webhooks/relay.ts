@@ -5,7 +5,7 @@
  * earlier ones were read), creates the webhook deliveries of the enabled endpoints whose
  * `enabled_events` match, and deletes the outbox rows; then it wakes those endpoints' runners.
  *
- * It polls (every 5 ms while events come, backing off to 50 ms when idle, at once while batches
+ * It polls (every 20 ms while events come, backing off to 50 ms when idle, at once while batches
  * are full) instead of being woken by a
  * NOTIFY from each writing transaction: a NOTIFY takes a database-wide lock at commit, and with
  * it the write routes' p95 at c=16 doubled in `bun run bench events` (docs/events.md). An idle
@@ -13,7 +13,7 @@
  * second, the runners of endpoints whose retries fell due. Several relays (one per worker
  * process running `webhook-delivery`) share the work with SKIP LOCKED.
  */
-import { sequenceOutboxEvents, takeRelayTurn } from '../../db/queries/events'
+import { sequenceOutboxEvents } from '../../db/queries/events'
 import { enabledEndpointsOf, endpointsWithDueDeliveries, insertDeliveries } from '../../db/queries/webhooks'
 import type { Services } from '../platform/services'
 import { matchesAny } from '../events/visibility'
@@ -22,24 +22,36 @@ import { wakeEndpoints } from './wake'
 /** Events relayed per transaction. */
 export const RELAY_BATCH = 1000
 /**
- * Poll interval: 5 ms after a batch that found events, doubling while idle up to 50 ms (an idle
- * relay costs 20 index probes a second; a busy one adds ~3 ms to the event-to-delivery latency
- * and keeps batches small, so deliveries flow rather than arrive in bursts).
+ * Poll interval: 20 ms after a batch that found events, doubling while idle up to 50 ms (an idle
+ * relay costs 20 index probes a second). A batch costs PostgreSQL ~1 ms whatever its size, plus
+ * ~40 µs an event: at 2,500 events/s polling every 5 ms made batches of 17 at 77 µs of the relay's
+ * PostgreSQL CPU an event, every 20 ms batches of 60 at 43-51 µs (docs/events.md "Ninth session");
+ * event-to-delivery was p95 39 ms at 2,500/s (`bun run bench events --phases 3`).
  */
-export const RELAY_POLL_MS = 5
+export const RELAY_POLL_MS = 20
 export const RELAY_IDLE_POLL_MS = 50
 const DUE_POLL_MS = 1000
+/**
+ * A running relay starts each batch this many outbox keys below the highest it has taken, not
+ * at the table's start: the rows it deleted stay in event_outbox_pkey as dead entries until a
+ * vacuum, and every batch from the start stepped over all of them (1.8M between two vacuums at
+ * 3,000 events/s with the maintenance's 10-minute vacuum). A row further behind (a transaction
+ * that recorded its event and then stayed open that long) is taken by the batch from the start
+ * that the relay runs every FULL_SCAN_MS.
+ */
+export const RELAY_KEY_LAG = 10_000
+const FULL_SCAN_MS = 1000
 
 type Deps = Pick<Services, 'database' | 'queues' | 'logger'>
 
-/** One batch: returns how many events it relayed and which endpoints got deliveries (already woken). */
-export async function relayOnce(deps: Deps, limit = RELAY_BATCH): Promise<{ events: number; deliveries: number; endpoints: number[] }> {
+/**
+ * One batch of outbox rows with a key above `after` (0: all): returns how many events it relayed,
+ * which endpoints got deliveries (already woken) and the highest outbox key it took.
+ */
+export async function relayOnce(deps: Deps, limit = RELAY_BATCH, after = 0): Promise<{ events: number; deliveries: number; endpoints: number[]; lastKey: number | null }> {
   const relayed = await deps.database.db.transaction(async (tx) => {
-    // One relay batch at a time across every process: two batches upserting the same
-    // businesses' counters could deadlock; taking turns costs nothing next to the batch.
-    await takeRelayTurn(tx)
-    const events = await sequenceOutboxEvents(tx, limit)
-    if (events.length === 0) return { events: 0, deliveries: 0, endpoints: [] as number[] }
+    const { events, lastKey } = await sequenceOutboxEvents(tx, limit, after)
+    if (events.length === 0) return { events: 0, deliveries: 0, endpoints: [] as number[], lastKey }
     const endpoints = await enabledEndpointsOf(tx, [...new Set(events.map((e) => e.businessId))])
     const byBusiness = new Map<number, typeof endpoints>()
     for (const ep of endpoints) byBusiness.set(ep.businessId, [...(byBusiness.get(ep.businessId) ?? []), ep])
@@ -48,7 +60,7 @@ export async function relayOnce(deps: Deps, limit = RELAY_BATCH): Promise<{ even
       for (const ep of byBusiness.get(e.businessId) ?? []) if (matchesAny(e.type, ep.enabledEvents)) rows.push({ businessId: e.businessId, endpointId: ep.id, eventId: e.id })
     }
     const woken = await insertDeliveries(tx, rows)
-    return { events: events.length, deliveries: rows.length, endpoints: woken }
+    return { events: events.length, deliveries: rows.length, endpoints: woken, lastKey }
   })
   if (relayed.endpoints.length) {
     // Redis down: the deliveries are committed and due; the poller wakes their runners later.
@@ -85,11 +97,17 @@ export function startWebhookRelay(deps: Deps, options: { pollMs?: number } = {})
     wake = () => (clearTimeout(timer), (wake = undefined), resolve())
   })
   let idleMs = RELAY_POLL_MS
+  let floor = 0
+  let lastFullScan = 0
   const loop = (async () => {
     while (!stopped) {
       let full = false
       try {
-        const n = (await relayOnce(deps)).events
+        const fromStart = Date.now() - lastFullScan >= FULL_SCAN_MS
+        if (fromStart) lastFullScan = Date.now()
+        const batch = await relayOnce(deps, RELAY_BATCH, fromStart ? 0 : floor)
+        if (batch.lastKey !== null) floor = Math.max(floor, batch.lastKey - RELAY_KEY_LAG)
+        const n = batch.events
         full = n >= RELAY_BATCH
         idleMs = n > 0 ? (options.pollMs ?? RELAY_POLL_MS) : Math.min(RELAY_IDLE_POLL_MS, idleMs * 2)
         if (Date.now() - lastDueCheck >= DUE_POLL_MS) {

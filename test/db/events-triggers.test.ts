@@ -18,7 +18,7 @@ afterAll(() => Promise.all([sql.end({ timeout: 1 }), database.sql.end({ timeout:
 const newBusiness = async (name: string) => (await sql<{ id: number }[]>`insert into businesses (name) values (${name}) returning id`)[0].id
 /** What a relay does with the outbox, without the webhook deliveries (none of these businesses has an endpoint). */
 const relay = async () => {
-  while ((await database.db.transaction((tx) => sequenceOutboxEvents(tx, 1000))).length === 1000);
+  while ((await database.db.transaction((tx) => sequenceOutboxEvents(tx, 1000))).events.length === 1000);
 }
 const outboxOf = async (businessId: number) => (await sql<{ n: number }[]>`select count(*)::int as n from event_outbox where business_id = ${businessId}`)[0].n
 const eventsOf = async (businessId: number) =>
