@@ -383,10 +383,17 @@ try {
     const h = { 'x-api-key': biz.key }
     const rand = () => Math.floor(Math.random() * (EVENT_ROWS - 200))
     await load(base, 16, 2, () => prepareRequest('GET', new URL(`/v1/events?after=${rand()}`, base), h, ''))
-    const page = await load(base, 16, DURATION_S, () => prepareRequest('GET', new URL(`/v1/events?after=${rand()}`, base), h, ''))
-    const filtered = await load(base, 16, DURATION_S, () => prepareRequest('GET', new URL(`/v1/events?after=${rand()}&types=property.*`, base), h, ''))
-    line('GET /events?after=N (100 per page)', `p50 ${ms(pct(page.latencies, 50))}`, `p95 ${ms(pct(page.latencies, 95))}`, `${(page.latencies.length / DURATION_S).toFixed(0)} req/s${page.errors ? `, ${page.errors} errors` : ''}`)
-    line('GET /events?after=N&types=property.*', `p50 ${ms(pct(filtered.latencies, 50))}`, `p95 ${ms(pct(filtered.latencies, 95))}`, `${(filtered.latencies.length / DURATION_S).toFixed(0)} req/s`)
+    // CPU per request of the API process and of PostgreSQL, as in phase 1: where a page's time goes.
+    const cpuPerRequest = async (run: () => ReturnType<typeof load>) => {
+      const [api0, pg0] = [cpuSeconds(api.pid), postgresCpuSeconds()]
+      const result = await run()
+      const n = Math.max(1, result.latencies.length)
+      return { ...result, cpu: `CPU ${(((cpuSeconds(api.pid) - api0) / n) * 1000).toFixed(3)} + ${(((postgresCpuSeconds() - pg0) / n) * 1000).toFixed(3)} ms` }
+    }
+    const page = await cpuPerRequest(() => load(base, 16, DURATION_S, () => prepareRequest('GET', new URL(`/v1/events?after=${rand()}`, base), h, '')))
+    const filtered = await cpuPerRequest(() => load(base, 16, DURATION_S, () => prepareRequest('GET', new URL(`/v1/events?after=${rand()}&types=property.*`, base), h, '')))
+    line('GET /events?after=N (100 per page)', `p50 ${ms(pct(page.latencies, 50))}`, `p95 ${ms(pct(page.latencies, 95))}`, `${(page.latencies.length / DURATION_S).toFixed(0)} req/s${page.errors ? `, ${page.errors} errors` : ''}`, page.cpu)
+    line('GET /events?after=N&types=property.*', `p50 ${ms(pct(filtered.latencies, 50))}`, `p95 ${ms(pct(filtered.latencies, 95))}`, `${(filtered.latencies.length / DURATION_S).toFixed(0)} req/s`, filtered.cpu)
     await stop(api)
   }
   }
