@@ -6,7 +6,7 @@
 -- only what the change knows (business, type, time, data or the contact row as row_to_json wrote
 -- it) under one bigint key: 110 µs. The relay now mints the id, renders a lead.created, numbers
 -- and inserts the event into `events` once, and deletes the outbox rows, in one transaction
--- (docs/events.md "The outbox").
+-- (docs/events.md "Events (§10.1)").
 CREATE TABLE "event_outbox" (
 	"n" bigserial PRIMARY KEY NOT NULL,
 	"business_id" integer NOT NULL,

@@ -110,8 +110,8 @@ export async function listEvents(db: Db, q: { businessId: number; after: number;
  */
 export async function listEventsJson(db: Db, q: { businessId: number; after: number; limit: number; types: TypeFilter }): Promise<{ events: string[]; rows: number; last: number | null }> {
   // Each row arrives as its JSON text: one column to decode per event instead of five. `id` and
-  // `type` need no escaping (ids are `evt_` + hex and base64 letters as new_event_id() mints them, types come from
-  // EVENT_TYPES), so they are spliced as they are.
+  // `type` need no escaping (ids are `evt_` + letters and digits as new_event_id() mints them,
+  // types come from EVENT_TYPES), so they are spliced as they are.
   const rows = await db.execute<{ event: string; sequence: string }>(sql`
     select '{"id":"' || id || '","type":"' || type
         || '","created_at":"' || ${isoText(sql`created_at`)}

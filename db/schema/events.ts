@@ -7,7 +7,7 @@ import { businesses } from './businesses'
  * and nothing else is done there: no id, no sequence, no JSON rendering, one index. The relay
  * (shared/webhooks/relay.ts) moves committed rows into `events` in batches, giving each its
  * business's next sequence, so the writing transaction holds no lock for it and pays for one
- * small row (docs/events.md "The outbox").
+ * small row (docs/events.md "Events (§10.1)").
  */
 export const eventOutbox = pgTable('event_outbox', {
   /** Recording order: the relay takes rows in this order, and keeps it within a business. */
