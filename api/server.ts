@@ -79,6 +79,8 @@ export interface RunningApi {
 
 /** How long a draining API waits without a new request before it closes its connections. */
 const QUIET_MS = 100
+/** The most a draining API keeps accepting requests on its open connections before it stops listening. */
+const GRACE_MS = 1000
 
 export async function startApi(config: Config, logger: Logger): Promise<RunningApi> {
   const deps = await createApiDeps(config, logger)
@@ -119,9 +121,16 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
       const until = performance.now() + timeoutMs
       const idle = () => (inflight === 0 ? Promise.resolve() : new Promise<void>((r) => (onIdle = r)))
       draining = true
+      // stop(false) closes at once every connection Bun holds idle, and one whose next request
+      // is still unread in its socket is then reset (3 ECONNRESET of 40 once in CI, the process
+      // busy). So first keep serving, each answer with `connection: close`, until no request has
+      // started for QUIET_MS since the signal, within GRACE_MS.
+      const signalledAt = performance.now()
+      const graceEnd = Math.min(until, signalledAt + GRACE_MS)
+      while (performance.now() < graceEnd && performance.now() - Math.max(lastStartedAt, signalledAt) < QUIET_MS) await Bun.sleep(10)
       const drained = await Promise.race([
         server.stop(false).then(idle).then(() => true),
-        new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs))),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(false), Math.max(0, until - performance.now())))),
       ])
       clearTimeout(timer)
       // A request its client wrote on a kept-alive connection just before the signal may still
