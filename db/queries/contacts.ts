@@ -5,7 +5,7 @@
  * number of API and worker replicas.
  */
 import { and, count, eq, gte, isNotNull, sql as dsql, type SQL } from 'drizzle-orm'
-import { isUniqueViolation, type Db, type Sql } from '../client'
+import { isUniqueViolation, type Db } from '../client'
 import { contacts, type ContactRow } from '../schema'
 
 export const PHONE_UNIQUE = 'contacts_business_phone_uq'
@@ -61,7 +61,7 @@ async function findDuplicateId(db: Db, businessId: number, by: { phone: string }
  * email. One statement and no savepoint: `on conflict do nothing` covers both unique indexes
  * (it waits for a concurrent inserter of the same phone or email to finish, as a unique
  * violation would), so a duplicate ends the statement without aborting the caller's transaction.
- * The row's lead.created is appended by the table's trigger (migration 0026), as for every insert.
+ * The row's lead.created goes to the outbox from the table's trigger (migration 0028), as for every insert.
  */
 export async function insertContact(
   db: Db,
@@ -156,7 +156,6 @@ export async function insertIngestContacts(db: Db, rows: readonly IngestContactR
     returning id, business_id, phone`)
   return [...inserted].map((r) => ({ id: r.id, businessId: r.business_id, phone: r.phone }))
 }
-
 
 /** The contact of this business, locked until the transaction ends (erasure, contract §13). */
 export async function findContactForUpdate(db: Db, businessId: number, id: number): Promise<ContactRow | null> {

@@ -3,13 +3,13 @@
  * and exporting everything held about them.
  *
  * Erasure is one transaction — the contact goes with its inquiries, their outreach deliveries
- * and attempts (cascade); the stored events about the lead, relayed or still in the outbox, keep only `{id}`; their pending
- * webhook deliveries are cancelled; the idempotency answers naming the lead are deleted; and
- * `lead.deleted` is recorded — plus a queued clean-up of Redis (`lead-erasure`, retried until
- * done): rental-ingest jobs still waiting or kept failed that carry the person's phone lose that
- * lead. Other queues' jobs carry ids only. The clean-up is queued before the transaction, so a
- * refused enqueue (Redis down) is a 503 with nothing erased; its job holds ids and keyed hashes
- * of the phones, never the values.
+ * and attempts (cascade); the events about the lead, still in the outbox or published, keep
+ * only `{id}`; their pending webhook deliveries are cancelled; the idempotency answers naming
+ * the lead are deleted; and `lead.deleted` is recorded — plus a queued clean-up of Redis
+ * (`lead-erasure`, retried until done): rental-ingest jobs still waiting or kept failed that
+ * carry the person's phone lose that lead. Other queues' jobs carry ids only. The clean-up is
+ * queued before the transaction, so a refused enqueue (Redis down) is a 503 with nothing erased;
+ * its job holds ids and keyed hashes of the phones, never the values.
  */
 import { createHmac } from 'node:crypto'
 import type { Job } from 'bullmq'

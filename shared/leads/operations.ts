@@ -4,7 +4,7 @@
  * never by a look-up first, so the rule holds across API and worker replicas.
  */
 import type { Db } from '../../db/client'
-import { findContact, insertContact, insertIngestContacts, listContacts, updateContact, type ContactColumns, type WriteResult } from '../../db/queries/contacts'
+import { findContact, insertContact, insertIngestContacts, listContacts, updateContact, type WriteResult } from '../../db/queries/contacts'
 import { findOrCreateContact, insertInquiry, isPropertyOfBusiness, listInquiriesOfContact, type InquiryListRow } from '../../db/queries/inquiries'
 import { hasEnabledOutreachEndpoint, insertOutreachDelivery } from '../../db/queries/outreach'
 import { newDeliveryId, type DeliveryBody } from '../outreach/delivery'
@@ -12,7 +12,7 @@ import { recordEvent, recordEvents } from '../events/record'
 import { AppError, fieldError, notFound } from '../platform/errors'
 import { readFor } from '../platform/read-replica'
 import type { Services } from '../platform/services'
-import { dedupeIngestLeads, ingestLeadKey, type IngestLead } from './ingest'
+import { dedupeIngestLeads, type IngestLead } from './ingest'
 import type { InquiryValues } from './inquiry-input'
 import { leadInputToColumns } from './lead-input'
 import { leadView } from './lead-view'
@@ -56,7 +56,7 @@ export async function listLeads(deps: Pick<Services, 'database' | 'reads'>, busi
  * stored with the Idempotency-Key like an answer. Returns the new lead's id.
  */
 export async function createLead(tx: Db, businessId: number, body: LeadCreate): Promise<number> {
-  // lead.created is appended by the contacts trigger in the insert's statement (migration 0026).
+  // lead.created goes to the outbox from the contacts trigger, in the insert's statement (migration 0028).
   const written = await insertContact(tx, businessId, leadInputToColumns(body))
   if ('duplicateOf' in written) throw duplicateContact(written.duplicateOf)
   return written.row.id
@@ -136,7 +136,7 @@ export async function listLeadInquiries(deps: Pick<Services, 'database'>, busine
 export function storeIngestBatch(deps: Pick<Services, 'database'>, leads: IngestLead[]): Promise<{ businessId: number; phone: string }[]> {
   const unique = dedupeIngestLeads(leads)
   // One lead.created per stored lead (contract §10.1), appended by the contacts trigger as each
-  // row is inserted (migration 0026): a duplicate stores nothing and records nothing.
+  // row is inserted (migration 0028): a duplicate stores nothing and records nothing.
   return insertIngestContacts(deps.database.db, unique)
 }
 
