@@ -14,6 +14,8 @@ export interface RequestMeta {
   status?: number
   /** The JSON body escapes a NUL or a lone surrogate somewhere (PostgreSQL text and jsonb cannot store them). */
   bodyHasNul?: boolean
+  /** Refused before routing for a dot segment in its path (api/raw-path.ts). */
+  refusedPath?: boolean
   /** The JSON body as text, read once here; the parse hook hands Elysia its value. */
   bodyText?: string
 }

@@ -3,6 +3,7 @@ import http from 'node:http'
 import type { Config } from '../shared/platform/config'
 import type { Logger } from '../shared/platform/logger'
 import { createApp } from './app'
+import { rawPathRouting } from './raw-path'
 import { closeApiDeps, createApiDeps, StartupError } from './runtime'
 
 /**
@@ -96,21 +97,22 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
   const settled = () => {
     if (--inflight === 0) onIdle?.()
   }
+  const serve = async (request: Request) => {
+    inflight++
+    lastStartedAt = performance.now()
+    try {
+      const response = await app.handle(request)
+      // Draining: tell keep-alive clients to open their next request elsewhere.
+      if (draining || bodyLeftUnread(request, response.status)) response.headers.set('connection', 'close')
+      return response
+    } finally {
+      settled()
+    }
+  }
   const server = await listenOrClose(deps, {
     maxRequestBodySize: MAX_REQUEST_BODY,
     idleTimeout: 30,
-    fetch: async (request) => {
-      inflight++
-      lastStartedAt = performance.now()
-      try {
-        const response = await app.handle(request)
-        // Draining: tell keep-alive clients to open their next request elsewhere.
-        if (draining || bodyLeftUnread(request, response.status)) response.headers.set('connection', 'close')
-        return response
-      } finally {
-        settled()
-      }
-    },
+    ...rawPathRouting(app, serve),
   })
   logger.info('api listening', { port: server.port, url: config.publicUrl })
   return {

@@ -14,6 +14,7 @@ import { validationDetail } from '../../shared/platform/validation'
 import { problemResponse, toProblem } from '../problems'
 import { recordRefusal } from '../../shared/platform/idempotency'
 import { metaByRequest, type RequestMeta } from '../request-meta'
+import { isRefusedPath } from '../raw-path'
 import { checkJsonBody, containsNul, findNul, inspectJsonBody, nulError, parseJsonBody } from '../request-body'
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/
@@ -28,6 +29,11 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys'>, r
       metaByRequest.set(request, meta)
       set.headers['x-request-id'] = id
       set.headers['cache-control'] = 'no-store'
+      // Before the key and any route: the path as resolved may name the parent resource (§6).
+      if (isRefusedPath(request)) {
+        meta.refusedPath = true
+        throw new AppError('not_found', 'No resource at this path: a `.` or `..` segment, plain or percent-encoded, is never resolved')
+      }
       if (!meta.api) return
       // Authentication is route-independent and reads headers only, so it runs first: a bad key
       // is a 401 whatever else is wrong with the request, and no byte of an anonymous body is
@@ -73,7 +79,8 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys'>, r
       if (!meta) return
       const status = meta.status ?? (typeof set.status === 'number' ? set.status : 200)
       const ms = performance.now() - meta.start
-      const route = matchedRoute(ctx) ?? routeOf(request.method, pathOf(request.url)) ?? 'unmatched'
+      // A refused path's resolved form names another route: it is labelled as matching none.
+      const route = meta.refusedPath ? 'unmatched' : (matchedRoute(ctx) ?? routeOf(request.method, pathOf(request.url)) ?? 'unmatched')
       deps.metrics.observeRequest(request.method, route, status, ms / 1000)
       // A 5xx is ours to look at; a 4xx is the client's (an alert on error lines stays meaningful).
       deps.logger[status >= 500 ? 'error' : 'info']('request', {
