@@ -6,41 +6,21 @@
  * scope, so a request that reached a route would succeed; the resources stay as they were.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { connect } from 'node:net'
 import { isDotSegment } from '../../api/raw-path'
 import { fillPath, loadDocument, operationsOf, pathParamsOf, type Operation } from '../fuzz/openapi-schema'
 import { call, seedBusiness, type SeededBusiness } from '../helpers/context'
 import { createLead } from '../helpers/leads'
 import { createPublished } from '../helpers/properties'
+import { rawRequest, type RawAnswer } from '../helpers/hardening-raw-http'
 import { startService, type RunningService } from '../helpers/running-service'
 
 /** `.` and `..` as a client can write them: plain, percent-encoded in either case, mixed. */
 const SPELLINGS = ['.', '..', '%2e', '%2E', '%2e%2e', '%2E%2E', '%2e%2E', '.%2e', '%2e.', '.%2E', '%2E.', '..\\', '\\..', '%2e%2e%5c', '%5c%2e%2e']
 
-interface Answer {
-  status: number
-  headers: Record<string, string>
-  body: string
-}
-
-/** One HTTP/1.1 request written byte for byte as given (`target` is never resolved), read to the close. */
-function raw(port: number, method: string, target: string, headers: Record<string, string>, body = ''): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => {
-      const head = Object.entries({ host: `127.0.0.1:${port}`, connection: 'close', ...headers, ...(body ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } : {}) })
-      socket.write(`${method} ${target} HTTP/1.1\r\n${head.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`)
-    })
-    let out = ''
-    socket.on('data', (d) => (out += d.toString('utf8')))
-    socket.on('error', reject)
-    socket.on('close', () => {
-      const end = out.indexOf('\r\n\r\n')
-      const [statusLine, ...lines] = out.slice(0, end).split('\r\n')
-      const status = Number(statusLine?.split(' ')[1])
-      if (!status) return reject(new Error(`no answer to ${method} ${target}: ${JSON.stringify(out.slice(0, 200))}`))
-      resolve({ status, body: out.slice(end + 4), headers: Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()])) })
-    })
-  })
+/** One request with its target written byte for byte (never resolved), on a connection the server closes after it. */
+function raw(port: number, method: string, target: string, headers: Record<string, string>, body = ''): Promise<RawAnswer> {
+  const all = { host: `127.0.0.1:${port}`, connection: 'close', ...headers, ...(body ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } : {}) }
+  return rawRequest(port, `${method} ${target} HTTP/1.1\r\n${Object.entries(all).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`, body)
 }
 
 let service: RunningService
