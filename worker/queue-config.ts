@@ -50,7 +50,7 @@ export const QUEUE_WORKER_OPTIONS: Record<QueueName, Partial<WorkerOptions>> = {
 }
 
 /**
- * What a queue's jobs do when PostgreSQL is unreachable (README "Exhausted jobs"). `wait`: the
+ * What a queue's jobs do when PostgreSQL is unreachable (docs/operations.md "Exhausted jobs"). `wait`: the
  * job goes back to the delayed set without using up an attempt, for as long as the outage lasts,
  * with a growing wait (unavailableRetryDelayMs), counted in Redis and logged at error level
  * (worker/runtime.ts). `attempt`: an outage counts as a failed attempt like any other error.
