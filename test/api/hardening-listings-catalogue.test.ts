@@ -1,5 +1,5 @@
 /**
- * Hardening points 12 and 13 of the catalogue list (api-spec §4.3): rectangles and polygons of
+ * The catalogue list's areas and rental kinds (api-spec §4.3): rectangles and polygons of
  * `locations` are the lines a map draws (planar latitude/longitude), answered from an index;
  * `rental_type=temporal` returns rentals of that kind only.
  */

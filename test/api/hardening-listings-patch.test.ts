@@ -1,5 +1,5 @@
 /**
- * Hardening points 10, 11 and 19: PATCH /properties/{id} merges at every depth and validates
+ * PATCH /properties/{id} merges at every depth and validates
  * the merged result (contract §3.2, §15); `null` clears at every depth, `is_featured` included;
  * `owner_id` is checked only when the PATCH sets it.
  */

@@ -1,5 +1,5 @@
 /**
- * The fault scenarios of issue 6, each returning its figures (sent, accepted, persisted,
+ * The fault scenarios a to e, each returning its figures (sent, accepted, persisted,
  * duplicates, lost), timings and the reasons it failed. "accepted" is a 2xx answer; "persisted"
  * is what the database holds afterwards; "lost" is accepted but not persisted; "duplicates" is
  * rows beyond one per business key.
