@@ -12,7 +12,7 @@ import { MAX_JSON_BODY_BYTES } from '../../api/request-body'
 import { MAX_HEADER_BYTES, startApi, type RunningApi } from '../../api/server'
 import { createLogger } from '../../shared/platform/logger'
 import { MAX_UPLOAD_BYTES } from '../../shared/media/schemas'
-import { rawRequest, type RawAnswer } from '../helpers/hardening-raw-http'
+import { rawRequest, type RawAnswer } from '../helpers/raw-http'
 import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { createProperty } from '../helpers/properties'
 
@@ -23,7 +23,7 @@ let dir: string
 let base: string
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'hardening-limits-'))
+  dir = await mkdtemp(join(tmpdir(), 'http-size-limits-'))
   ctx = await createTestContext({ DATA_DIR: dir, STORAGE_DRIVER: 'local' })
   biz = await seedBusiness(ctx)
   api = await startApi({ ...ctx.config, port: 0 }, createLogger('silent'))

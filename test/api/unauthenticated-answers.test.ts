@@ -12,7 +12,7 @@ import { startApi, type RunningApi } from '../../api/server'
 import { createLogger } from '../../shared/platform/logger'
 import { loadDocument, operationsOf, type Json, type Operation } from '../fuzz/openapi-schema'
 import { requestsFor } from '../fuzz/requests'
-import { rawRequest } from '../helpers/hardening-raw-http'
+import { rawRequest } from '../helpers/raw-http'
 import { createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 
 let ctx: TestContext
@@ -107,7 +107,7 @@ describe('401 before any other error, through app.handle', () => {
         const res = await ctx.app.handle(new Request(req.url, { method: req.method, headers: { ...headers, ...key.headers, ...mutatedKey }, body: req.body }))
         await expect401(res, `${key.name} + ${req.mutation} (${req.method} ${req.url.slice(0, 120)})`)
       }),
-      { numRuns: Number(process.env.HARDENING_401_RUNS ?? 600) },
+      { numRuns: Number(process.env.UNAUTHENTICATED_RUNS ?? 600) },
     )
   }, 60_000)
 })
