@@ -89,7 +89,7 @@ export function unavailableRetryDelayMs(n: number, baseMs: number): number {
 /**
  * The options a queue's Worker is built with: the table above plus what depends on config.
  * `video-transcode` runs VIDEO_CONCURRENCY jobs at once. `outreach` registers the custom backoff
- * its jobs name (`backoff: {type: 'outreach'}` in shared/jobs.ts): base·2^(n−1) capped
+ * its jobs name (`backoff: {type: 'outreach'}` in shared/platform/jobs.ts): base·2^(n−1) capped
  * (OUTREACH_BACKOFF_BASE_MS, OUTREACH_BACKOFF_MAX_MS).
  */
 export function workerOptionsFor(name: QueueName, config: Config): Partial<WorkerOptions> {

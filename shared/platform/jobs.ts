@@ -9,7 +9,7 @@ import type { JobsOptions } from 'bullmq'
 import type { Database } from '../../db/client'
 import type { QueueName } from './queue-names'
 
-/** One accepted rental lead, ready to insert (shared/ingest.ts builds it; every column is explicit). */
+/** One accepted rental lead, ready to insert (shared/leads/ingest.ts builds it; every column is explicit). */
 export const IngestLead = Type.Object({
   businessId: Type.Integer({ minimum: 1 }),
   /** When the API accepted it: becomes created_at/updated_at, so order reflects acceptance, not insertion. */
