@@ -18,7 +18,7 @@ const MAX_REQUEST_BODY = Number.MAX_SAFE_INTEGER
  * Request line and headers together. Bun's default of 16 KiB refused a `locations` query with a
  * 1,000-vertex polygon (about 72 KB URL-encoded at full double precision). Past this limit Bun's
  * parser answers a bare 431 and closes the connection: no hook of Bun.serve sees that request
- * (its `error` handler is not called), so the limit is documented (README, Limits) instead.
+ * (its `error` handler is not called), so the limit is documented (docs/limits.md) instead.
  */
 export const MAX_HEADER_BYTES = 256 * 1024
 
@@ -49,7 +49,7 @@ type ServeOptions = Omit<Parameters<typeof Bun.serve>[0], 'port' | 'hostname' | 
 
 /**
  * Several API processes on one machine may share the port (Linux SO_REUSEPORT spreads the
- * connections: how one host uses all its cores, README "Scaling"), but only with REUSE_PORT=1 on
+ * connections: how one host uses all its cores, docs/operations.md "Processes and scaling"), but only with REUSE_PORT=1 on
  * purpose. Without it the port is bound alone, so a stale instance still holding it (or another
  * program) stops start-up with one line instead of quietly taking part of the traffic.
  */

@@ -40,7 +40,7 @@ const TYPES = ['apartamento', 'casa', 'local', 'nave', 'oficina', 'terreno'] as 
 const WORDS = ['piscina', 'garaje', 'terraza', 'piscina garaje', 'terraza garaje', 'palomar', 'reformada', 'vistas']
 
 /**
- * The issue-19 mix: each shape draws new parameters on every request (`r` is the run's seeded
+ * The concurrency mix: each shape draws new parameters on every request (`r` is the run's seeded
  * sequence), so no two consecutive requests are the same and no cache of identical requests can
  * answer them; the HTTP run and the SQL-alone run draw the same sequence.
  */

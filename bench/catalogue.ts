@@ -5,10 +5,10 @@
  * Seeds `--listings` published properties (default 1,000,000) over `--businesses` businesses into
  * its own database (DATABASE_URL's name + `_bench`, + `_<listings>` for another size, or
  * BENCH_DATABASE_URL), reusing it when already seeded with that shape. With 10 or more businesses
- * the queried one holds a tenth of the rows (100,000 of 1M: the issue-19 and contract §11 shape is
+ * the queried one holds a tenth of the rows (100,000 of 1M: the shape of the catalogue goals and of contract §11 is
  * `--businesses 1000`); `--listings 20000 --businesses 1` is the 20k shape.
  *
- * By default it prints the issue-19 table from one run: per query shape (VARIED_MIX, each request
+ * By default it prints the goals table from one run: per query shape (VARIED_MIX, each request
  * with its own parameters) at `--clients` concurrent keep-alive connections, HTTP p50/p95/p99 and
  * req/s against Bun.serve(createApp) in child processes, the same statements through the driver
  * alone at the same concurrency and the ratio, the machine's bare Bun.serve rate under the same
@@ -17,7 +17,7 @@
  * share of the run's requests it answered; `--cache-mb 0` measures every request's query work.
  * With BENCH_PROFILE_DIR set, each API process writes a CPU profile (`--cpu-prof-md`) there.
  *
- * `--detail` prints instead, for a fixed mix (issue 3, `q` shapes from issue 18): the SQL time
+ * `--detail` prints instead, for a fixed mix (the list's filters and five `q` shapes): the SQL time
  * of each list statement one call at a time (separate count vs window count), p50/p95/p99 and
  * req/s over HTTP at `--concurrency`, and the EXPLAIN (ANALYZE, BUFFERS) plan of each query.
  * Rows are generated in SQL (generate_series); the catalogue is built by the same batch rebuild
@@ -282,7 +282,7 @@ const TARGET_P95_MS = 20
 const REFERENCE_BARE_RATE = 100_000
 
 /**
- * The issue-19 table, from one run: per shape of VARIED_MIX at `concurrency` clients, HTTP
+ * The goals table, from one run: per shape of VARIED_MIX at `concurrency` clients, HTTP
  * p50/p95/p99 and req/s against the API in child processes, the same statements through the
  * driver alone at the same concurrency (a pool of `concurrency` connections in this process), the
  * machine's bare Bun.serve rate under the same load generator, and the API's RSS at idle and after.

@@ -1,7 +1,7 @@
 /**
  * `bun run bench events [--duration 10] [--pairs 2] [--relay] [--ingests 20000] [--events 1000000] [--rate 2500]`
  *
- * Events and webhooks (issue: events, webhooks and data-subject rights), every figure side by
+ * Events and webhooks (contract §10), every figure side by
  * side in one run, every store local, every server a child process on loopback:
  *  1. write latency at c=16: POST /leads and PATCH /properties, p50/p95, against an API process
  *     that records no events and one that does (the per-business sequence must not serialise a

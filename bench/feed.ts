@@ -6,7 +6,7 @@
  * name + `_bench_feed`, seeded once and reused). Prints the download rate of the whole feed and
  * the API's RSS before, at its peak during, and after the download; then the latency of
  * conditional requests answered 304 (If-None-Match), one at a time and 16 at a time.
- * Goals (issue 18): ≥ 20 MB/s, RSS growth < 50 MB during the download, 304 p95 ≤ 5 ms.
+ * Goals: ≥ 20 MB/s, RSS growth < 50 MB during the download, 304 p95 ≤ 5 ms.
  */
 import postgres from 'postgres'
 import { parseFlags } from './flags'

@@ -1,7 +1,7 @@
 /**
  * `bun run bench ingest [--duration 20] [--sustained 60] [--connections 64] [--port 3160] [--api-processes N] [--worker-processes N]`
  *
- * The rental-ingest hot path (issue 4) on one machine, every store local:
+ * The rental-ingest hot path on one machine, every store local:
  *  1. a bare `Bun.serve` JSON POST handler (parse the body, answer 200) under the load below:
  *     the ceiling of HTTP + JSON on this box;
  *  2. a raw BullMQ `queue.add` loop (one add awaited after another: the goal's reference), and
@@ -17,12 +17,12 @@
  *     load) persisting every accepted lead: leads/s;
  *  6. sustained (`--sustained` seconds, 0 skips it): (3) with the workers running, sharing the
  *     machine: accepted req/s against leads stored per second over the same run, and the backlog
- *     left at its end (issue 19: persistence keeps up over a 60 s run).
+ *     left at its end (persistence keeps up over a 60 s run).
  * Phases 3–5 run twice with the same API and worker processes (the queue paused while the API
  * takes the second round's load): the RSS of both at idle and after each round shows a leak as
  * growth from round 1 to round 2; at the end every accepted lead must be stored exactly once
  * (contacts, distinct phones and lead.created events of the bench business). Millisecond goals
- * are scaled by 100k req/s over this run's bare Bun.serve rate (issue 19).
+ * are scaled by 100k req/s over this run's bare Bun.serve rate.
  * The load generator is this process, on raw keep-alive HTTP/1.1 connections (bench/http1-client.ts:
  * fetch cost it most of a core); the servers run in child
  * processes so the figures include real sockets. Data goes to its own database (DATABASE_URL's
@@ -181,7 +181,7 @@ interface LoadResult {
 
 const WINDOW_SECONDS = 2
 
-/** The millisecond goals of issue 19 are for a machine whose bare Bun.serve answers ~100k req/s. */
+/** The millisecond goals are stated for a machine whose bare Bun.serve answers ~100k req/s. */
 const REFERENCE_BARE_RATE = 100_000
 
 interface Round {
@@ -354,9 +354,9 @@ async function main() {
     const bareLoad = load1()
 
     // 2. raw queue.add
-    // The goal's reference is the issue's "raw queue.add loop": one loop awaiting each add. The
-    // same with `connections` adds in flight (BullMQ pipelines them on one connection) is printed
-    // as the stronger reference it is.
+    // The goal's reference is a raw queue.add loop: one loop awaiting each add, as a naive producer
+    // does per lead. The same with `connections` adds in flight (BullMQ pipelines them on one
+    // connection) is printed as the stronger reference it is.
     const raw = await rawQueueAdd(config, prefix, business.id, 1, seconds)
     const rawRate = raw.jobs / raw.seconds
     const rawMany = await rawQueueAdd(config, prefix, business.id, connections, seconds)
@@ -478,9 +478,9 @@ async function main() {
       ['ingest / bare Bun.serve', `${(r1.maxRate / bareRate).toFixed(2)}×`, '≥ 0.35×', r1.maxRate / bareRate >= 0.35 ? 'met' : 'NOT met'],
       [`p99 at ${connections} connections`, ms(pct(r1.max.latencies, 99)), `≤ ${p99Goal.toFixed(1)} ms`, pct(r1.max.latencies, 99) <= p99Goal ? 'met' : 'NOT met'],
       ['accepted leads lost / doubled', `${lost} / ${doubled}`, '0 / 0', lost === 0 && doubled === 0 ? 'met' : 'NOT met'],
-      // Issue 19 asks ≥ 1.0×; issue 4's 1.2× (headroom to catch up a backlog) is the stricter.
+      // Keeping up is ≥ 1.0×; the goal is 1.2×, headroom to catch up a backlog.
       ['persist / ingest rate', `${(persistRate / r1.maxRate).toFixed(2)}×`, '≥ 1.2×', persistRate >= 1.2 * r1.maxRate ? 'met' : 'NOT met'],
-      // Issue 19's own measure: over a run with both at work, the workers store what the API accepts
+      // Over a run with both at work, the workers store what the API accepts
       // (what one second of ingest can leave in flight aside).
       ...(sustained
         ? [[`stored / accepted, ${sustainedSeconds} s run`, `${(sustained.storedRate / sustained.rate).toFixed(3)}×`, `≥ ${(1 - 1 / sustainedSeconds).toFixed(3)}×`, sustained.storedRate >= sustained.rate * (1 - 1 / sustainedSeconds) ? 'met' : 'NOT met'] as [string, string, string, string]]

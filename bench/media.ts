@@ -1,7 +1,7 @@
 /**
  * `bun run bench media [--runs 3] [--seconds 60] [--images 50] [--listings 100] [--requests 1000] [--skip transcode,import,catalogue]`
  *
- * The issue's three speed goals for contract §9, measured side by side in one run against the
+ * Three speed goals for contract §9, measured side by side in one run against the
  * single-process default (API on a real Bun.serve + every media worker in this process, local
  * storage under a temp DATA_DIR, its own database: DATABASE_URL's name + `_bench_media`):
  *

@@ -1,4 +1,4 @@
-/** The two ways a command fails, told apart by their exit codes (README "Operator CLI"). */
+/** The two ways a command fails, told apart by their exit codes (docs/cli.md). */
 
 /** The command line itself is wrong: nothing was done and no service was contacted (exit 2). */
 export class UsageError extends Error {

@@ -1,6 +1,6 @@
 /**
  * `bun run cli <group> <command> [flags]`: the operator CLI (contract §1). The command table
- * (cli/commands/index.ts) drives parsing, help and completion. Exit codes, as the README and
+ * (cli/commands/index.ts) drives parsing, help and completion. Exit codes, as docs/cli.md and
  * `--help` document them: 0 success, 1 failure at run time, 2 usage error.
  */
 import { GROUPS } from './commands'

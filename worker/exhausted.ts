@@ -1,5 +1,5 @@
 /**
- * The one rule for every queue (README "Exhausted jobs"): a job that exhausts its retries (or
+ * The one rule for every queue (docs/operations.md "Exhausted jobs"): a job that exhausts its retries (or
  * fails permanently) is kept in the failed set until an operator retries or drops it, and the
  * data it worked on becomes `failed` with a reason, never `processing` for ever. And a job whose
  * queue waits out an unreachable database (lead-ingest) goes back to the delayed set without

@@ -3,7 +3,7 @@
  * expired idempotency keys (api-spec §8: 24 h window); outreach deliveries left pending without
  * a job when the API's enqueue failed (docs/outreach.md); expired upload sessions and the
  * originals of failed or abandoned uploads (contract §5); uploads, images and videos left
- * processing without a live job, and video uploads never completed (README "Exhausted jobs":
+ * processing without a live job, and video uploads never completed (docs/operations.md "Exhausted jobs":
  * nothing stays processing for ever); storage deletions whose job was lost or gave up
  * (contract §9.1: retried until done); and, on a server without autovacuum, a VACUUM of the
  * tables traffic churns.

@@ -50,7 +50,7 @@ export const QUEUE_WORKER_OPTIONS: Record<QueueName, Partial<WorkerOptions>> = {
 }
 
 /**
- * What a queue's jobs do when PostgreSQL is unreachable (README "Exhausted jobs"). `wait`: the
+ * What a queue's jobs do when PostgreSQL is unreachable (docs/operations.md "Exhausted jobs"). `wait`: the
  * job goes back to the delayed set without using up an attempt, for as long as the outage lasts,
  * with a growing wait (unavailableRetryDelayMs), counted in Redis and logged at error level
  * (worker/runtime.ts). `attempt`: an outage counts as a failed attempt like any other error.
@@ -89,7 +89,7 @@ export function unavailableRetryDelayMs(n: number, baseMs: number): number {
 /**
  * The options a queue's Worker is built with: the table above plus what depends on config.
  * `video-transcode` runs VIDEO_CONCURRENCY jobs at once. `outreach` registers the custom backoff
- * its jobs name (`backoff: {type: 'outreach'}` in shared/jobs.ts): base·2^(n−1) capped
+ * its jobs name (`backoff: {type: 'outreach'}` in shared/platform/jobs.ts): base·2^(n−1) capped
  * (OUTREACH_BACKOFF_BASE_MS, OUTREACH_BACKOFF_MAX_MS).
  */
 export function workerOptionsFor(name: QueueName, config: Config): Partial<WorkerOptions> {

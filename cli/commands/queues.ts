@@ -1,6 +1,6 @@
 /**
  * `queues`: the operator's view of the BullMQ queues (same figures as `/metrics`),
- * and the two things an operator does with failed jobs, which are kept until then (README
+ * and the two things an operator does with failed jobs, which are kept until then (docs/operations.md
  * "Exhausted jobs"): retry them or drop them. A retry first puts the job's data back to where
  * the job starts from (an upload or image to processing, a delivery to pending) and then moves
  * the job itself back to waiting with its attempts reset, so it really runs again; a drop

@@ -13,7 +13,7 @@ const tsvector = customType<{ data: string; driverData: string }>({
 
 /**
  * The public catalogue read model: one row per published property, its public JSON (`doc`,
- * built by shared/property-view.ts) beside the columns every api-spec §4.3 filter reads.
+ * built by shared/listings/property-view.ts) beside the columns every api-spec §4.3 filter reads.
  */
 export const catalogueEntries = pgTable(
   'catalogue_entries',

@@ -12,7 +12,7 @@ export const idempotencyKeys = pgTable(
     requestHash: text('request_hash').notNull(),
     state: text('state', { enum: ['in_progress', 'done'] }).notNull().default('in_progress'),
     responseStatus: smallint('response_status'),
-    // The answer's body as the exact text that was sent: jsonb reordered its keys (hardening §17).
+    // The answer's body as the exact text that was sent (a replay is byte for byte; jsonb would reorder its keys).
     responseBody: text('response_body'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },

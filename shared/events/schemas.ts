@@ -67,7 +67,7 @@ export const EventListResponse = T.Object(
 
 export const EventDetailResponse = T.Object({ status: T.Literal('ok'), data: Event, authenticated_as: T.String() }, { title: 'EventDetailResponse' })
 
-/** Event ids as new_event_id() mints them (and as earlier versions did); anything else names no event (a 404, contract §15). */
+/** Event ids as new_event_id() mints them (and the older 9-character time prefix); anything else names no event (a 404, contract §15). */
 export const EVENT_ID_RE = /^evt_[A-Za-z0-9]{1,64}$/
 
 export const EventIdParam = t.Object({

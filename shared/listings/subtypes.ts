@@ -1,7 +1,7 @@
 /**
  * Subtype keys per property type with their Spanish display labels (contract §3.1). Filters and
  * input use the key; responses use the label; no subtype → `Sin Especificar`. The table is the
- * OpenAPI `PropertySubtypeKey` enum with its labels (api/openapi.ts) and is listed in README.md
+ * OpenAPI `PropertySubtypeKey` enum with its labels (api/openapi.ts) and is listed in docs/properties.md
  * and docs/properties.md (a test compares both with this one).
  */
 export const PROPERTY_TYPES = ['apartamento', 'casa', 'local', 'nave', 'almacenaje', 'oficina', 'terreno', 'aparcamiento', 'edificio'] as const
@@ -70,7 +70,7 @@ export const SUBTYPE_KEYS: string[] = [...new Set(Object.values(SUBTYPES).flatMa
 /** Label of each key. A key belongs to one type only, so one label per key is the whole table. */
 export const SUBTYPE_LABELS: Record<string, string> = Object.fromEntries(Object.values(SUBTYPES).flatMap((t) => Object.entries(t)))
 
-/** The table as markdown, as README.md, docs/properties.md and the OpenAPI description show it. */
+/** The table as markdown, as docs/properties.md and the OpenAPI description show it. */
 export function subtypeTableMarkdown(): string {
   const rows = PROPERTY_TYPES.map((type) => `| \`${type}\` | ${Object.entries(SUBTYPES[type]).map(([key, label]) => `\`${key}\` → ${label}`).join(', ')} |`)
   return ['| type | key → label |', '|---|---|', ...rows].join('\n')

@@ -263,7 +263,7 @@ export async function exhaustImage(deps: { database: Database }, imageId: string
 const attemptsOf = (kind: JobKind) => JOBS[kind].options.attempts ?? 1
 
 /**
- * What exhaustion means for the media queues (README "Exhausted jobs"): the upload's unchecked
+ * What exhaustion means for the media queues (docs/operations.md "Exhausted jobs"): the upload's unchecked
  * files, the image or the video become `failed` with a reason and keep their original; a retry
  * puts them back to processing; a drop lets the sweep delete the originals. A storage deletion
  * keeps its row (attempts, last error) and the storage sweep queues it again.

@@ -110,7 +110,7 @@ export async function sweepStorageDeletions(deps: Pick<Services, 'database' | 'q
 }
 
 /**
- * Exhaustion of a cleanup job (README "Exhausted jobs"): the row is its visible terminal state
+ * Exhaustion of a cleanup job (docs/operations.md "Exhausted jobs"): the row is its visible terminal state
  * (attempts and last error), kept; the sweep queues it again, so a deletion never stops for good.
  */
 export const STORAGE_CLEANUP_HOOKS: JobDataHooks<'storage-cleanup'> = {

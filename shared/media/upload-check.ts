@@ -21,7 +21,7 @@ export async function checkUploadedFile(
   if (!head) return { ok: false, reason: 'The file was not uploaded', deleteObject: false }
   const sniffed = sniffImage(head)
   if (!sniffed) return { ok: false, reason: 'The file is not a JPEG, PNG or WebP image', deleteObject: true }
-  // The issue's bad-input list: a PNG declared as JPEG is refused rather than silently accepted.
+  // A PNG declared as JPEG is refused rather than silently accepted (contract §5, §9).
   if (file.contentType !== '' && CONTENT_TYPES[sniffed.type] !== file.contentType.toLowerCase()) {
     return { ok: false, reason: `The file is a ${sniffed.type.toUpperCase()} image but was declared ${file.contentType}`, deleteObject: true }
   }

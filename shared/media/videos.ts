@@ -238,7 +238,7 @@ export async function exhaustVideo(deps: { database: Database }, videoId: string
   await failVideo(deps, videoId, EXHAUSTED_VIDEO(attempts), { keepOriginal: true })
 }
 
-/** README "Exhausted jobs" for video-transcode: failed and kept; retry reopens it; drop hands the original to the cleanup. */
+/** docs/operations.md "Exhausted jobs" for video-transcode: failed and kept; retry reopens it; drop hands the original to the cleanup. */
 export const VIDEO_JOB_HOOKS: JobDataHooks<'video-transcode'> = {
   exhausted: (deps, { videoId }, failure) => exhaustVideo(deps, videoId, failure.attemptsMade),
   reopen: async (deps, { videoId }) => void (await deps.database.db.transaction((tx) => reopenVideo(tx, videoId))),
@@ -364,7 +364,7 @@ const STUCK_AFTER_MS = 10 * 60 * 1000
 const SWEEP_BATCH = 500
 
 /**
- * Maintenance task (README "Exhausted jobs": nothing stays processing for ever): uploads never
+ * Maintenance task (docs/operations.md "Exhausted jobs": nothing stays processing for ever): uploads never
  * completed fail once their URL is past its deadline (their original, if any, is deleted), and
  * videos processing without a live job are queued again, or failed (kept) when their job failed
  * for good unrecorded. Also removes the work directories of transcodes whose process died.

@@ -139,7 +139,7 @@ export async function sweepOutreachDeliveries(
 const MAX_PRIORITY = 2 ** 21
 
 /**
- * What exhaustion means for the outreach queue (README "Exhausted jobs"): a delivery still
+ * What exhaustion means for the outreach queue (docs/operations.md "Exhausted jobs"): a delivery still
  * pending when its job fails for good (the failure came before the attempt was recorded) is
  * failed with the job's reason; a retry makes a failed or skipped delivery pending again, so the
  * job really sends it; a drop leaves it as it is.

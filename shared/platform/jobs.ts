@@ -9,7 +9,7 @@ import type { JobsOptions } from 'bullmq'
 import type { Database } from '../../db/client'
 import type { QueueName } from './queue-names'
 
-/** One accepted rental lead, ready to insert (shared/ingest.ts builds it; every column is explicit). */
+/** One accepted rental lead, ready to insert (shared/leads/ingest.ts builds it; every column is explicit). */
 export const IngestLead = Type.Object({
   businessId: Type.Integer({ minimum: 1 }),
   /** When the API accepted it: becomes created_at/updated_at, so order reflects acceptance, not insertion. */
@@ -70,7 +70,7 @@ const define = <S extends TSchema>(d: JobDefinition<S>) => d
 // Retention: completed jobs are kept briefly for `cli queues` and debugging. A failed job is a
 // job that exhausted its retries (or failed permanently): it is kept until an operator retries or
 // drops it (`cli queues`), never purged by age, because an ingest job is the only copy of its
-// leads and the other jobs' data waits, `failed`, for that decision (README "Exhausted jobs").
+// leads and the other jobs' data waits, `failed`, for that decision (docs/operations.md "Exhausted jobs").
 const keepCompleted = { age: 3600, count: 1000 }
 const keepFailed = false
 
@@ -161,7 +161,7 @@ export type JobPayload<K extends JobKind> = Static<(typeof JOBS)[K]['payload']>
 
 /**
  * What the exhaustion of a job means for the data it works on, for the queues whose data lives
- * in PostgreSQL (README "Exhausted jobs"). Each capability that owns such a queue provides these;
+ * in PostgreSQL (docs/operations.md "Exhausted jobs"). Each capability that owns such a queue provides these;
  * the worker calls `exhausted` when a job fails for good, `cli queues retry` calls `reopen` before
  * running the job again and `cli queues drop` calls `abandon`. Each is safe to repeat.
  */

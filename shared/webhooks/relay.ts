@@ -24,9 +24,9 @@ export const RELAY_BATCH = 1000
 /**
  * Poll interval: 20 ms after a batch that found events, doubling while idle up to 50 ms (an idle
  * relay costs 20 index probes a second). A batch costs PostgreSQL ~1 ms whatever its size, plus
- * ~40 µs an event: at 2,500 events/s polling every 5 ms made batches of 17 at 77 µs of the relay's
- * PostgreSQL CPU an event, every 20 ms batches of 60 at 43-51 µs (docs/events.md "Ninth session");
- * event-to-delivery was p95 39 ms at 2,500/s (`bun run bench events --phases 3`).
+ * ~40 µs an event: at 2,500 events/s a 20 ms poll makes batches of ~60 at 43-51 µs of the relay's
+ * PostgreSQL CPU an event, where a 5 ms poll would make batches of 17 at 77 µs; event-to-delivery
+ * stays well inside its goal (`bun run bench events --phases 3`, docs/performance.md).
  */
 export const RELAY_POLL_MS = 20
 export const RELAY_IDLE_POLL_MS = 50

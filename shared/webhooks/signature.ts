@@ -3,7 +3,7 @@
  * `<webhook-id>.<webhook-timestamp>.<body>`, the key is the base64-decoded part of the secret
  * after `whsec_`, and `webhook-signature` is `v1,<base64 HMAC-SHA256>`, several separated by a
  * space (during a rotation, one per secret). Receivers verify with any Standard Webhooks library
- * (test/worker/webhook-standard.test.ts uses the reference `standardwebhooks` package).
+ * (test/worker/webhook-delivery.test.ts uses the reference `standardwebhooks` package).
  */
 import { createHmac, randomBytes } from 'node:crypto'
 

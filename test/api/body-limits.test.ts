@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { MAX_JSON_BODY_BYTES } from '../../api/request-body'
 import { createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 
-// Hardening §1: a chunked body (no Content-Length) must neither be read before the key is
+// A chunked body (no Content-Length) must neither be read before the key is
 // checked nor past 1 MiB + 1 byte. The stream below counts what the API pulls from it.
 let ctx: TestContext
 let biz: SeededBusiness
@@ -30,7 +30,7 @@ function chunkedRequest(path: string, totalBytes: number, headers: Record<string
   return { request, pulled }
 }
 
-describe('chunked bodies (hardening §1)', () => {
+describe('chunked bodies', () => {
   test('an anonymous chunked body is answered 401 without reading it', async () => {
     for (const headers of [{}, { 'x-api-key': 'AC_LIVE_nope.nope' }, { 'x-api-key': 'garbage' }] as Record<string, string>[]) {
       const { request, pulled } = chunkedRequest('/v1/leads', 50 * 1024 * 1024, headers)

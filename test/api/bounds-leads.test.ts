@@ -1,5 +1,5 @@
 /**
- * Hardening point 2 for the lead, inquiry and image-upload operations: every string and array a
+ * Request bounds (contract §15) for the lead, inquiry and image-upload operations: every string and array a
  * request can carry has a bound the OpenAPI document states, and the service holds it. The
  * bounded fields are read from the served /openapi.json, so a field added later is covered
  * without touching this file: for each, a value one past the bound (and one short of a

@@ -1,5 +1,5 @@
 /**
- * Hostile input, generated (issue 6): requests derived from the served OpenAPI document and
+ * Hostile input, generated: requests derived from the served OpenAPI document and
  * mutated (test/fuzz/requests.ts), FUZZ_CASES in total (default 10,000) spread evenly over every
  * operation, with a printed seed (replay with FUZZ_SEED=<seed>). Every answer must be a status
  * the operation documents, with the documented content type and a body matching the documented

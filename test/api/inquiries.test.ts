@@ -250,7 +250,7 @@ describe('POST /v1/leads/inquiries: OpenAPI', () => {
     expect(op.operationId).toBe('createLeadInquiry')
     expect(op['x-required-scope']).toBe('leads:ingest')
     expect(op.parameters).toContainEqual(expect.objectContaining({ in: 'header', name: 'Idempotency-Key' }))
-    // Bodies are `$ref`s to named components (hardening 16).
+    // Bodies are `$ref`s to named components.
     const req: any = resolve(doc, op.requestBody.content['application/json'].schema)
     expect(req.required).toEqual(['contact', 'message'])
     expect(req.additionalProperties).toBe(false)

@@ -10,7 +10,7 @@ beforeAll(async () => {
 })
 afterAll(() => ctx.close())
 
-/** Schemas are `$ref`s to named components (hardening 16). */
+/** Schemas are `$ref`s to named components. */
 const deref = (schema: any): any => resolve(doc, schema)
 
 describe('lead operations in /openapi.json', () => {

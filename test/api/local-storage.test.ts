@@ -38,6 +38,24 @@ describe('local signed PUT /storage/*', () => {
     expect((await putUpload(ctx, t, new Uint8Array(100))).status).toBe(200)
   })
 
+  test('upload URLs do not depend on a PORT or PUBLIC_URL the caller exported for a service of their own', async () => {
+    const saved = { PORT: process.env.PORT, PUBLIC_URL: process.env.PUBLIC_URL }
+    Object.assign(process.env, { PORT: '3900', PUBLIC_URL: 'https://elsewhere.example' })
+    // The context reads the environment when it is called, before its first await.
+    const pending = createTestContext({ DATA_DIR: dir, STORAGE_DRIVER: 'local' })
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name]
+      else process.env[name] = value
+    }
+    const other = await pending
+    try {
+      expect(other.config.port).toBe(3000)
+      expect(other.config.publicUrl).toBe('http://127.0.0.1:3000')
+    } finally {
+      await other.close()
+    }
+  })
+
   test('refuses a larger body (413), another content type, a tampered or expired URL (403), as problem+json', async () => {
     const t = await target(100)
     const cases: [string, Record<string, string>, number, number][] = [

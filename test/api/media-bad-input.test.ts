@@ -1,5 +1,5 @@
 /**
- * The issue's bad input, each a test (contract §5, §9.2, §9.3): every one ends as a `failed` file
+ * Bad input, each a test (contract §5, §9.2, §9.3): every one ends as a `failed` file
  * or video with a reason — never a crash, a hung worker, or a stray file in public storage — and
  * the workers go on serving good work afterwards. Real workers, real ffmpeg, a real HTTP server
  * playing the other CRM (allowed by IMAGE_IMPORT_ALLOW_HOSTS=127.0.0.1, as written), local storage.

@@ -1,6 +1,6 @@
 /**
  * The subtype table (contract §3.1: keys with their Spanish labels, `Sin Especificar` when none)
- * in the OpenAPI document, where generators and the docs page show it, and in the README.
+ * in the OpenAPI document, where generators and the docs page show it, and in docs/properties.md.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { NO_SUBTYPE_LABEL, SUBTYPES, SUBTYPE_KEYS, subtypeTableMarkdown } from '../../shared/listings/subtypes'
@@ -60,13 +60,6 @@ describe('subtype labels (contract §3.1)', () => {
     expect(patch.properties.subtype).toEqual({ anyOf: [{ $ref: '#/components/schemas/PropertySubtypeKey' }, { type: 'null' }] })
     const property = doc.components.schemas.Property
     expect(property.properties.subtype.description).toContain(NO_SUBTYPE_LABEL)
-  })
-
-  test('README has a Subtypes section with the whole table and the no-subtype label', async () => {
-    const { table, section } = tableIn(await Bun.file(`${import.meta.dir}/../../README.md`).text(), /\n#{2,3} Subtypes\n/)
-    expect(table).toEqual(SUBTYPES)
-    expect(section).toContain(subtypeTableMarkdown())
-    expect(section).toContain(NO_SUBTYPE_LABEL)
   })
 
   test('docs/properties.md lists the same table', async () => {

@@ -31,7 +31,7 @@ describe('OpenAPI document and response schemas', () => {
     }
     const create = doc.paths['/v1/properties'].post
     expect(create.parameters).toContainEqual(expect.objectContaining({ in: 'header', name: 'Idempotency-Key' }))
-    // Bodies and enums are `$ref`s to named components (hardening 16).
+    // Bodies and enums are `$ref`s to named components.
     const subtype: any = resolve(doc, (resolve(doc, create.requestBody.content['application/json'].schema) as any).properties.subtype)
     expect([...subtype.enum].sort()).toEqual([...SUBTYPE_KEYS].sort())
   })

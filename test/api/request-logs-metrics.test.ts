@@ -1,5 +1,5 @@
 /**
- * Operations (issue 20): request log levels by status with the request id, route labels kept for
+ * Operations: request log levels by status with the request id, route labels kept for
  * requests refused before routing (401), and the process figures on /metrics.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'

@@ -1,5 +1,5 @@
 /**
- * The direction of imports (README, design notes): entry points (api/, worker/, cli/, main.ts)
+ * The direction of imports (docs/development.md, "Layers and capabilities"): entry points (api/, worker/, cli/, main.ts)
  * → shared/ (capabilities and platform) → db/. db/ imports nothing of ours above it; entry
  * points reach the database only through shared/ (they may open the pool: db/client, db/migrate);
  * api/ and worker/ never import each other; and no module import cycle exists anywhere.

@@ -1,5 +1,5 @@
 /**
- * Hardening 20, outreach: `cli queues retry` of an exhausted delivery job really sends it again.
+ * Exhausted jobs, outreach: `cli queues retry` of an exhausted delivery job really sends it again.
  * Before, the job went back to waiting but found its delivery `failed` and sent nothing, while
  * the CLI printed "retried". Real outreach worker, a local receiver, tiny backoffs from config.
  */

@@ -1,6 +1,6 @@
 /**
  * The API and the lead-ingest workers through a real PgBouncer in transaction pooling mode
- * (contract §14, issue 21), in front of the shared PostgreSQL's test database, with 3 server
+ * (contract §14), in front of the shared PostgreSQL's test database, with 3 server
  * connections for 16 concurrent clients, so consecutive transactions of one client connection
  * land on different server backends. Every answered write must be in PostgreSQL afterwards, and
  * nothing may fail. With postgres.js's named prepared statements (its default) the same

@@ -1,7 +1,7 @@
 /**
- * `bun run start:stack` as a person drives it (README, "Compose"): compose's processes without
+ * `bun run start:stack` as a person drives it (docs/operations.md, "Compose"): compose's processes without
  * Docker — the API and each worker group its own process, S3 through s3rver — on free ports with
- * its own database and queue prefix, then the README's workflow over HTTP: a business and key from
+ * its own database and queue prefix, then the Compose walkthrough over HTTP: a business and key from
  * the CLI, a property, an upload URL for the host, PUT the photo, complete, publish, and the
  * catalogue's watermarked public image fetched from its URL. SIGTERM stops every process.
  */
@@ -94,7 +94,7 @@ describe('bun run start:stack', () => {
     }
   })
 
-  test("the README's workflow: CLI business and key, property, upload from the host, publish, watermarked public image", async () => {
+  test("the Compose walkthrough: CLI business and key, property, upload from the host, publish, watermarked public image", async () => {
     const business = await run(['run', 'cli', 'business', 'create', '--name', 'Inmobiliaria Stack', '--json'], env())
     expect(business.code, business.stderr).toBe(0)
     const businessId = JSON.parse(business.stdout.trim().split('\n').at(-1)!).id

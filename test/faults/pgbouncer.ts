@@ -1,9 +1,9 @@
 /**
- * Issue 21 scenarios 1 and 5 (contract §14): the service through PgBouncer in transaction
+ * Scenarios i and m (contract §14): the service through PgBouncer in transaction
  * pooling mode. Each starts its own topology on loopback (a private PostgreSQL, a PgBouncer in
  * front of it, a private Redis, API and worker processes whose DATABASE_URL is the pooler and
  * DATABASE_DIRECT_URL PostgreSQL) and stops it afterwards.
- *  i. The mixed workload of issue 21 from 16 clients over 2 APIs through a 5-connection pool:
+ *  i. The mixed workload (test/helpers/mixed-workload.ts) from 16 clients over 2 APIs through a 5-connection pool:
  *     0 errors, every answered write stored.
  *  m. 2 API + 4 worker processes (about 120 client connections) through one PgBouncer with
  *     default_pool_size 20, under ingest and catalogue load: PostgreSQL sees at most 20 server

@@ -1,5 +1,5 @@
 /**
- * Issue 21 scenarios on a PostgreSQL primary with a streaming standby (pg-topology.ts), each in
+ * Scenarios on a PostgreSQL primary with a streaming standby (pg-topology.ts), each in
  * its own world: the topology, a redis-server and the service's processes, started for the
  * scenario and stopped after it (logs in the harness's log dir, so the secrets scan reads them).
  *   j. kill -9 of the primary under write load, the standby promoted 1 s later: a multi-host

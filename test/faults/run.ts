@@ -1,6 +1,6 @@
 /**
- * `bun run test:faults [--ingests N] [--only a,b,c,d,e,f,g,h,i,j,k,l,m] [--keep]`: the fault harness (issue 6;
- * i to m, issue 21, start their own topologies: PgBouncer, a PostgreSQL standby, Redis Sentinel).
+ * `bun run test:faults [--ingests N] [--only a,b,c,d,e,f,g,h,i,j,k,l,m] [--keep]`: the fault harness
+ * (scenarios i to m start their own topologies: PgBouncer, a PostgreSQL standby, Redis Sentinel).
  * Starts a private PostgreSQL and Redis, 2 API and 3 worker processes on loopback, runs the
  * scenarios, scans every process's output for secrets, prints one table per scenario with
  * PASS/FAIL, stops everything it started and exits non-zero on any failure.

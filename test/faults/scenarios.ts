@@ -1,5 +1,5 @@
 /**
- * The fault scenarios of issue 6, each returning its figures (sent, accepted, persisted,
+ * The fault scenarios a to e, each returning its figures (sent, accepted, persisted,
  * duplicates, lost), timings and the reasons it failed. "accepted" is a 2xx answer; "persisted"
  * is what the database holds afterwards; "lost" is accepted but not persisted; "duplicates" is
  * rows beyond one per business key.
@@ -315,7 +315,7 @@ export async function scenarioSigterm(h: HarnessContext): Promise<ScenarioResult
   const worker = h.cluster.workers[0]
   const n = Math.max(1000, Math.min(4000, Math.round(h.ingests * 0.4)))
   const phones = phonesWithRepeats(n, 0, 3_000_000, 4)
-  const boundMs = 10_000 + 5000 // SHUTDOWN_TIMEOUT_MS + the hard limit's margin (shared/lifecycle.ts)
+  const boundMs = 10_000 + 5000 // SHUTDOWN_TIMEOUT_MS + the hard limit's margin (shared/platform/lifecycle.ts)
   let signalledAt = 0
   const exits: Promise<{ p: ManagedProcess; code: number | null; ms: number }>[] = []
   const call = (i: number) =>

@@ -1,5 +1,5 @@
 /**
- * Scenario l (issue 21, scenario 4): kill -9 of the Redis master under ingest load, with Redis
+ * Scenario l (contract §14): kill -9 of the Redis master under ingest load, with Redis
  * run as operators run it for failover — a master, two replicas and three sentinels (quorum 2) —
  * and the service configured with REDIS_SENTINELS. Its own topology on free ports: a private
  * PostgreSQL, the Redis nodes, 2 API and 2 lead-ingest worker processes; all stopped afterwards.
@@ -19,7 +19,7 @@ import { SentinelTopology } from '../helpers/redis-sentinel'
 import { Cluster, until } from './cluster'
 import { driveFor, ingestBody, request, summariseStatuses, type Outcome, type ScenarioResult } from './load'
 
-/** The issue's bound: ingest recovers within this of Sentinel's promotion. */
+/** Ingest recovers within this of Sentinel's promotion (contract §14). */
 const RECOVERY_BOUND_MS = 10_000
 /** Load runs this long before the kill, and this long after the promotion. */
 const LOAD_BEFORE_KILL_MS = 3000
@@ -55,7 +55,7 @@ class SentinelCluster extends Cluster {
 }
 
 export async function scenarioSentinelFailover(progress: (line: string) => void, keep = false): Promise<ScenarioResult> {
-  const name = 'l. kill -9 of the Redis master under ingest load; Sentinel promotes a replica (issue 21 scenario 4)'
+  const name = 'l. kill -9 of the Redis master under ingest load; Sentinel promotes a replica'
   const failures: string[] = []
   const notes: string[] = []
   const cluster = new SentinelCluster({ apis: 2, workers: ['lead-ingest', 'lead-ingest'], env: { REDIS_WAIT_TIMEOUT_MS: '500' } })

@@ -25,8 +25,15 @@ export interface TestContext {
   close(): Promise<void>
 }
 
+/**
+ * Where the caller's own service listens (a newcomer who runs it on another port has PORT
+ * exported): not the test's. A test's app answers at the defaults unless the test says otherwise.
+ */
+const CALLERS_ADDRESS = ['PORT', 'PUBLIC_URL', 'CDN_URL']
+
 export async function createTestContext(env: Record<string, string | undefined> = {}): Promise<TestContext> {
-  const config = loadConfig({ ...process.env, QUEUE_PREFIX: `test-${randomBytes(4).toString('hex')}`, ...env })
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !CALLERS_ADDRESS.includes(name)))
+  const config = loadConfig({ ...inherited, QUEUE_PREFIX: `test-${randomBytes(4).toString('hex')}`, ...env })
   const logs: string[] = []
   const logger = createLogger('debug', {}, (line) => logs.push(line))
   const deps = await createApiDeps(config, logger)

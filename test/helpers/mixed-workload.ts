@@ -1,5 +1,5 @@
 /**
- * The mixed workload of issue 21 (creates, publish, PATCH, reads, leads, ingest from many
+ * A mixed workload (creates, publish, PATCH, reads, leads, ingest from many
  * clients at once) and the check that every answered write is in PostgreSQL. Through a
  * transaction-mode pooler, postgres.js's named statements once made the API answer 201 for
  * properties and leads that were never stored. Used by `bun test` (test/db/pgbouncer.test.ts)

@@ -1,5 +1,5 @@
 /**
- * Hardening §8 with real processes: an unhandled rejection or an uncaught exception is logged
+ * Crash handlers with real processes: an unhandled rejection or an uncaught exception is logged
  * with its context, the process stops being ready, drains what it had accepted and exits non-zero
  * (the supervisor restarts it) — never a silent zombie, never an abrupt cut. The failure is
  * injected by test/process/crash-inject.ts, preloaded into the real entry points.
@@ -77,7 +77,7 @@ async function waitReady(port: number, child: Child): Promise<void> {
   }, { timeoutMs: 20_000, what: 'the API to be ready' })
 }
 
-describe('crash handlers (hardening §8)', () => {
+describe('crash handlers', () => {
   for (const kind of ['rejection', 'exception'] as const) {
     test(`API, ${kind}: logged with context, not ready, in-flight request drained, exit 1`, async () => {
       const port = await freePort()

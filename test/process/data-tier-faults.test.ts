@@ -1,5 +1,5 @@
 /**
- * The API process survives data-tier faults (issue 21, contract §14): each one ends as a 503
+ * The API process survives data-tier faults (contract §14): each one ends as a 503
  * problem+json for the request in flight, and the process serves again once the fault is gone.
  * Before, postgres.js's array-type look-up on a new connection rejected unhandled (a role's
  * `statement_timeout`, or its backend terminated meanwhile: ECONNRESET) and the crash handler
@@ -108,7 +108,7 @@ const apiLog = () => readFileSync(api.logs[api.logs.length - 1], 'utf8').trim().
 
 const serves = () => eventually(async () => (await list()).status === 200, { timeoutMs: 20_000, what: 'the API to answer 200 again' })
 
-describe('the API process survives data-tier faults (issue 21)', () => {
+describe('the API process survives data-tier faults', () => {
   test('a role statement_timeout that fails the type look-up of every new connection: 503s, no exit', async () => {
     await admin.unsafe(`alter role app set statement_timeout = '1ms'`)
     try {

@@ -1,5 +1,5 @@
 /**
- * Hardening point 9: the approximate address is built from the parts (contract §15 §3.4): the
+ * The approximate address is built from the parts (contract §15 §3.4): the
  * street name without house number or building name, then postal code and city. Never by
  * deleting text from the full address, so no letter case, substring or number written as
  * words lets the building or the number through.

@@ -1,5 +1,5 @@
 /**
- * Hardening point 2, the lead rules a schema keyword cannot state (contract §15): a
+ * Request bounds, the lead rules a schema keyword cannot state (contract §15): a
  * `search_location` is at most 8 KB (8,192 bytes) as serialised JSON, and a lead's notes are at
  * most 10,000 characters — including the notes the rental ingest composes from the form, which
  * must stay within that bound whatever the form sends within its own field bounds.

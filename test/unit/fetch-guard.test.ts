@@ -1,8 +1,8 @@
 /**
  * The address guard of shared/platform/fetch.ts (architecture.md "Fetching URLs", contract §9.2,
  * §10.2, §15): every non-public range is refused, however the address is written, and the
- * allow-list matches the host as written. The ranges below are the hardening issue's list, kept
- * here rather than read from ip-ranges.ts so that a range dropped there fails this test.
+ * allow-list matches the host as written. The ranges below are listed here, not read
+ * from ip-ranges.ts, so that a range dropped there fails this test.
  * No request leaves the process: literal hosts are never resolved, names use a fake resolver.
  */
 import { describe, expect, test } from 'bun:test'
@@ -17,7 +17,7 @@ const REFUSED_V4 = [
 ]
 const REFUSED_V6 = [
   '::/128', '::1/128', 'fc00::/7', 'fe80::/10', 'ff00::/8', '::ffff:0:0/96', '2001:db8::/32', '100::/64',
-  // Beyond the list: IPv4-compatible, local-use NAT64, Teredo and 6to4 can all lead to IPv4.
+  // IPv4-compatible, local-use NAT64, Teredo and 6to4 addresses can all lead to IPv4.
   '::/96', '64:ff9b:1::/48', '2001::/32', '2002::/16',
 ]
 

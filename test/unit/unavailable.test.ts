@@ -5,7 +5,7 @@ import { Queues } from '../../shared/platform/queues'
 import { asRedisFailure, isUnavailableError } from '../../shared/platform/unavailable'
 import { freePort } from '../helpers/processes'
 
-// Failures are classified by class and driver code, never by message text (renovation issue):
+// Failures are classified by class and driver code, never by message text:
 // each mapping is pinned here.
 describe('isUnavailableError', () => {
   test('driver codes of a lost or refused PostgreSQL connection, and the rolled-back COMMIT', () => {

@@ -1,8 +1,8 @@
 /**
- * Hardening 18 and 21: the public catalogue row of a property changes in the same transaction as
+ * The public catalogue row of a property changes in the same transaction as
  * the image change that makes it stale. An upload reads `completed` only once every ready image
  * is in the property's `images[]`, and a crash (or a Redis failure) after an image became ready
- * can no longer leave the catalogue without it.
+ * cannot leave the catalogue without it.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
@@ -51,7 +51,7 @@ async function processingImage(propertyId: number, position: number, isPrimary: 
   return row.id
 }
 
-describe('the catalogue changes with the image, in one transaction (hardening 21)', () => {
+describe('the catalogue changes with the image, in one transaction', () => {
   test('an image made ready while Redis refuses every enqueue is in the catalogue at once, and stays there', async () => {
     const propertyId = await createPublished(ctx, biz.apiKey)
     const imageId = await processingImage(propertyId, 1, true)
@@ -89,7 +89,7 @@ describe('the catalogue changes with the image, in one transaction (hardening 21
   })
 })
 
-describe('`completed` means every ready image is in images[] (hardening 18)', () => {
+describe('`completed` means every ready image is in images[]', () => {
   let workers: RunningWorkers
   beforeAll(async () => {
     workers = await startWorkers(ctx.config, createLogger('silent'), ['upload-complete', 'image-watermark', 'catalogue-reindex'])

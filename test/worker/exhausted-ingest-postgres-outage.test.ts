@@ -1,5 +1,5 @@
 /**
- * Hardening 20, ingest: a `lead-ingest` job carries leads nobody else holds, so it never exhausts
+ * Exhausted jobs, ingest: a `lead-ingest` job carries leads nobody else holds, so it never exhausts
  * while PostgreSQL is unreachable: it waits with backoff, without using up its attempts, and the
  * wait is counted in Redis (`/metrics`: queue_job_unavailable_waits_total) and logged at error
  * level. Before, an outage longer than its backoff (~8.5 min with the catalog's 10 attempts from

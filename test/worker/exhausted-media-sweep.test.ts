@@ -1,5 +1,5 @@
 /**
- * Hardening 20, the safety net: nothing of an upload stays `processing` for ever even when the
+ * Exhausted jobs, the safety net: nothing of an upload stays `processing` for ever even when the
  * worker could not record a job's exhaustion (PostgreSQL down at that moment, a crash) or the job
  * was lost. The media sweep (worker maintenance) queues lost work again and fails work whose job
  * failed for good; a repeated `complete` on such an upload answers the terminal state at once.

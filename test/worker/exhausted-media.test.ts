@@ -1,5 +1,5 @@
 /**
- * Hardening 20, images: an `upload-complete` or `image-watermark` job that exhausts its retries
+ * Exhausted jobs, images: an `upload-complete` or `image-watermark` job that exhausts its retries
  * leaves its upload, files and image `failed` with a reason (never `processing` for ever), is kept
  * in the failed set with its original still in private storage, and `cli queues retry` really
  * runs it again. Real BullMQ workers; storage is broken for real (a directory where an object

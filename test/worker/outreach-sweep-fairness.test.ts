@@ -1,5 +1,5 @@
 /**
- * Hardening 22 (first half): the outreach sweep does not starve. One business's thousands of
+ * The outreach sweep does not starve. One business's thousands of
  * due deliveries cannot keep another business's delivery out of a sweep run, deliveries waiting
  * out their backoff are not what a run spends itself on, and what a run queues is taken in turns
  * across businesses (each business's n-th delivery has priority n) behind fresh jobs.

@@ -193,7 +193,7 @@ describe('outreach worker', () => {
     const id = await unqueuedDelivery(b.id)
     await disableOutreachEndpoint(ctx.deps.database.db, b.id)
     // The job completes: a skip is recorded on the delivery and needs no operator, so it must
-    // not wait in the failed set, which now keeps jobs until an operator acts (hardening 20).
+    // not wait in the failed set, which keeps jobs until an operator acts.
     expect(await processOutreach(deps(), fakeJob(id))).toEqual({ outcome: 'ended', deliveryId: id, state: 'skipped', reason: 'outreach endpoint disabled' })
     expect(await findOutreachDelivery(ctx.deps.database.db, id)).toMatchObject({ state: 'skipped', lastError: 'outreach endpoint disabled', attempts: 0 })
     expect(receivedAt('/disabled')).toEqual([])

@@ -1,5 +1,5 @@
 /**
- * The exhausted-jobs rule for video-transcode (README "Exhausted jobs"): a transcode that keeps
+ * The exhausted-jobs rule for video-transcode (docs/operations.md "Exhausted jobs"): a transcode that keeps
  * failing for a reason that is not the file's (storage broken) leaves the video `failed` with a
  * reason and its original kept, the job in the failed set; `cli queues retry` reopens it and
  * really runs it again; `cli queues drop` hands the original to the storage cleanup.

@@ -1,5 +1,5 @@
 /**
- * A transcode killed half way (contract §9.3; the issue: worker `kill -9`) is redone from the
+ * A transcode killed half way (contract §9.3: worker `kill -9`) is redone from the
  * start by another worker and leaves no partial public files referenced — nor any at all. A real
  * worker process runs the video-transcode queue; once its ffmpeg has written segments, the whole
  * process group (worker and ffmpeg) gets SIGKILL. BullMQ's stalled check hands the job to a

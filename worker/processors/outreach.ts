@@ -23,7 +23,7 @@ export async function processOutreach(deps: Pick<WorkerDeps, 'config' | 'databas
   const result = await deliverOutreach(deps, job.data.deliveryId, { attemptsMade: job.attemptsMade, maxAttempts: job.opts.attempts ?? 1 })
   switch (result.outcome) {
     case 'ended':
-      // Failed jobs wait for an operator (README "Exhausted jobs"); a skip needs none.
+      // Failed jobs wait for an operator (docs/operations.md "Exhausted jobs"); a skip needs none.
       if (result.state === 'skipped') return { ...result, state: 'skipped' }
       throw new UnrecoverableError(result.reason)
     case 'attempt-failed':

@@ -1,5 +1,5 @@
 /**
- * Object storage behind one small interface (issue 5): `private` holds the originals that
+ * Object storage behind one small interface (contract §5): `private` holds the originals that
  * integrators upload (never served, never named in a response or log line); `public` holds the
  * watermarked copies served under CDN_URL. Two drivers: `local` (files under DATA_DIR, the
  * single-machine default) and `s3` (AWS S3, MinIO, R2, …).

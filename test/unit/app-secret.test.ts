@@ -1,5 +1,5 @@
 /**
- * Hardening §7 (contract §15, §7): APP_SECRET is required, at least 32 characters, unless
+ * Contract §15, §7: APP_SECRET is required, at least 32 characters, unless
  * NODE_ENV is development or test; missing, short or a published default is a start-up error
  * naming it. compose.yaml ships no usable default.
  */
@@ -21,7 +21,7 @@ function configError(env: Record<string, string | undefined>): ConfigError {
   throw new Error(`loadConfig accepted ${JSON.stringify(env)}`)
 }
 
-describe('APP_SECRET (hardening §7)', () => {
+describe('APP_SECRET', () => {
   test('missing outside development and test is a start-up error naming it', () => {
     for (const NODE_ENV of [undefined, '', 'production', 'staging', 'Development ', 'prod']) {
       const e = configError({ NODE_ENV })

@@ -1,5 +1,5 @@
 /**
- * Hardening points 10, 11 and 19: PATCH /properties/{id} merges at every depth and validates
+ * PATCH /properties/{id} merges at every depth and validates
  * the merged result (contract §3.2, §15); `null` clears at every depth, `is_featured` included;
  * `owner_id` is checked only when the PATCH sets it.
  */
@@ -27,7 +27,7 @@ const stored = async (id: number) => {
   return row
 }
 
-describe('point 10: nested objects merge at every level, then the merged result is validated', () => {
+describe('nested objects merge at every level, then the merged result is validated', () => {
   test('location.coordinates.latitude alone keeps the longitude', async () => {
     const id = await createPublished(ctx, biz.apiKey)
     const res = await patch(id, { location: { coordinates: { latitude: 40.5 } } })
@@ -63,7 +63,7 @@ describe('point 10: nested objects merge at every level, then the merged result 
   })
 })
 
-describe('point 11: null clears at every depth, is_featured too', () => {
+describe('null clears at every depth, is_featured too', () => {
   test('is_featured: null goes back to its default false', async () => {
     const id = await createPublished(ctx, biz.apiKey, { is_featured: true })
     const res = await patch(id, { is_featured: null })
@@ -126,7 +126,7 @@ describe('point 11: null clears at every depth, is_featured too', () => {
   })
 })
 
-describe('point 19: owner_id is re-validated only when the PATCH sets it', () => {
+describe('owner_id is re-validated only when the PATCH sets it', () => {
   const contact = async (type: string) => {
     const [row] = await ctx.deps.database.db.execute<{ id: number }>(sql`insert into contacts (business_id, type, name) values (${biz.id}, ${type}, 'Dueña') returning id`)
     return row.id

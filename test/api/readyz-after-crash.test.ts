@@ -1,5 +1,5 @@
 /**
- * Hardening §8, the readiness half: once the process has crashed (shared/platform/lifecycle.ts)
+ * Crash handlers, the readiness half: once the process has crashed (shared/platform/lifecycle.ts)
  * `/readyz` is a 503 naming it, whatever PostgreSQL and Redis say. The crash state is passed in,
  * so the test runner itself does not have to crash (test/process/crash-handlers.test.ts does that
  * with real processes).

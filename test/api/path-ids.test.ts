@@ -1,7 +1,7 @@
 /**
- * Hardening §6: a numeric path id is written `[1-9][0-9]*` and is at most 2147483647 (our ids are
- * PostgreSQL integers). `0x1`, `1e0`, `+1`, ` 1`, `01`, `1.0` used to reach the handler as id 1;
- * every other spelling is now a 422 naming `["path","<name>"]`, on every operation with one.
+ * A numeric path id is written `[1-9][0-9]*` and is at most 2147483647 (our ids are PostgreSQL
+ * integers); every other spelling (`0x1`, `1e0`, `+1`, ` 1`, `01`, `1.0`, which a number
+ * coercion would read as 1) is a 422 naming `["path","<name>"]`, on every operation with one.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
@@ -36,7 +36,7 @@ async function expectPathError(method: string, path: string, name: string, body?
   expect(res.body.errors.map((e: { loc: unknown[] }) => e.loc), `${method} ${path}`).toContainEqual(['path', name])
 }
 
-describe('numeric path ids (hardening §6)', () => {
+describe('numeric path ids', () => {
   test('other spellings of an existing lead id are a 422 naming the parameter, not the lead', async () => {
     expect((await call(ctx.app, 'GET', `/v1/leads/${leadId}`, { key: biz.apiKey })).status).toBe(200)
     for (const spelling of respellings(leadId)) await expectPathError('GET', `/v1/leads/${spelling}`, 'lead_id')

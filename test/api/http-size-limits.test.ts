@@ -1,5 +1,5 @@
 /**
- * Hardening §4: the size limits as a client meets them through a real Bun.serve. Bun's own 413
+ * The size limits as a client meets them through a real Bun.serve. Bun's own 413
  * and 431 are bare answers (no problem+json, X-Request-Id or Cache-Control): Bun must not refuse
  * a body itself (the API's own limits answer instead), and the request-head limit must take a
  * `locations` query with a 1,000-vertex polygon.
@@ -12,7 +12,7 @@ import { MAX_JSON_BODY_BYTES } from '../../api/request-body'
 import { MAX_HEADER_BYTES, startApi, type RunningApi } from '../../api/server'
 import { createLogger } from '../../shared/platform/logger'
 import { MAX_UPLOAD_BYTES } from '../../shared/media/schemas'
-import { rawRequest, type RawAnswer } from '../helpers/hardening-raw-http'
+import { rawRequest, type RawAnswer } from '../helpers/raw-http'
 import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { createProperty } from '../helpers/properties'
 
@@ -23,7 +23,7 @@ let dir: string
 let base: string
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'hardening-limits-'))
+  dir = await mkdtemp(join(tmpdir(), 'http-size-limits-'))
   ctx = await createTestContext({ DATA_DIR: dir, STORAGE_DRIVER: 'local' })
   biz = await seedBusiness(ctx)
   api = await startApi({ ...ctx.config, port: 0 }, createLogger('silent'))
@@ -53,7 +53,7 @@ function polygon(n: number): string {
   return encodeURIComponent(JSON.stringify([{ geometry: { type: 'polygon', coordinates } }]))
 }
 
-describe('request head (hardening §4)', () => {
+describe('request head', () => {
   test('a locations query with a 1,000-vertex polygon is served, not refused with Bun’s bare 431', async () => {
     const locations = polygon(1000)
     expect(locations.length).toBeGreaterThan(64 * 1024)
@@ -83,7 +83,7 @@ describe('request head (hardening §4)', () => {
   })
 })
 
-describe('request bodies (hardening §4)', () => {
+describe('request bodies', () => {
   test('a JSON body declared over Bun’s former limit is the API’s 413 problem+json, and the connection closes unread', async () => {
     for (const size of [MAX_JSON_BODY_BYTES + 1, 30 * 1024 * 1024, 500 * 1024 * 1024]) {
       const res = await rawRequest(api.port, `POST /v1/leads HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${biz.apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`, '{"name":')

@@ -1,5 +1,5 @@
 /**
- * Hardening §22 (second half): a concurrent twin of an idempotent request waits for a
+ * A concurrent twin of an idempotent request waits for a
  * notification (PostgreSQL LISTEN/NOTIFY, sent in the transaction that stores the answer), not a
  * database poll every 25 ms; a bounded re-check (500 ms) covers a lost notification. The twin's
  * database reads are counted on the real connection (its `execute` calls), nothing is mocked.
@@ -54,7 +54,7 @@ const WOKEN_BY_NOTIFY_MS = 350
 let n = 0
 const scope = () => ({ apiKeyId, operation: 'createLead' as const, key: `notify-${Date.now()}-${n++}`, body: { n } })
 
-describe('idempotent twins wait on a notification (hardening §22)', () => {
+describe('idempotent twins wait on a notification', () => {
   test('the twin does not poll while the first runs, and wakes as soon as the answer is stored', async () => {
     const s = scope()
     const g = gate()

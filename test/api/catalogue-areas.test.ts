@@ -1,5 +1,5 @@
 /**
- * Hardening points 12 and 13 of the catalogue list (api-spec §4.3): rectangles and polygons of
+ * The catalogue list's areas and rental kinds (api-spec §4.3): rectangles and polygons of
  * `locations` are the lines a map draws (planar latitude/longitude), answered from an index;
  * `rental_type=temporal` returns rentals of that kind only.
  */
@@ -23,7 +23,7 @@ const box = (south: number, west: number, north: number, east: number) => ({
   geometry: { type: 'rectangle', coordinates: [{ lat: south, lng: west }, { lat: south, lng: east }, { lat: north, lng: east }, { lat: north, lng: west }] },
 })
 
-describe('point 12: rectangles and polygons are planar latitude/longitude shapes', () => {
+describe('rectangles and polygons are planar latitude/longitude shapes', () => {
   let biz: SeededBusiness
   const points: { id: number; lat: number; lng: number }[] = []
   const ids = async (biz: SeededBusiness, query: string) => {
@@ -114,7 +114,7 @@ describe('point 12: rectangles and polygons are planar latitude/longitude shapes
   })
 })
 
-describe('point 13: rental_type filters rentals only', () => {
+describe('rental_type filters rentals only', () => {
   test('temporal: rentals with temporal_renting; a sale-only listing never matches', async () => {
     const biz = await seedBusiness(ctx)
     const saleOnly = await createPublished(ctx, biz.apiKey, { characteristics: { temporal_renting: true } })

@@ -1,5 +1,5 @@
 /**
- * Hardening §17 (contract §15, §6 limits): a replay of an idempotent request is the first answer's
+ * Contract §15 (§6 limits): a replay of an idempotent request is the first answer's
  * body byte for byte — stored as text, not jsonb, which reordered its keys — and every replay,
  * refusals included, carries `Idempotent-Replayed: true`.
  */
@@ -38,7 +38,7 @@ function expectReplay(first: ApiResponse, again: ApiResponse, what: string): voi
   expect(again.headers.get('cache-control'), what).toBe('no-store')
 }
 
-describe('replays are the first answer byte for byte (hardening §17)', () => {
+describe('replays are the first answer byte for byte', () => {
   test('successful creates on every idempotent operation', async () => {
     const cases: [string, unknown][] = [
       ['/v1/properties', propertyBody()],

@@ -1,5 +1,5 @@
 /**
- * Hardening point 2 (listings): every string and array of the property requests and of the
+ * Request bounds of the listings: every string and array of the property requests and of the
  * GET /properties query has a bound stated in the OpenAPI document (contract §15 §6), and one
  * past each bound is a 422 naming the field. The cases are generated from the served document,
  * so a field added later without a bound fails here.

@@ -1,5 +1,5 @@
 /**
- * Hardening §7 with real processes: outside development and test a missing APP_SECRET stops every
+ * APP_SECRET with real processes (contract §15, §7): outside development and test a missing APP_SECRET stops every
  * entry point with one line naming it, while `bun run start` on a developer machine (no NODE_ENV,
  * no APP_SECRET) still starts, warning that it runs on the development value.
  */
@@ -13,7 +13,7 @@ function envWithout(...names: string[]): Record<string, string> {
   return env
 }
 
-describe('APP_SECRET at start-up (hardening §7)', () => {
+describe('APP_SECRET at start-up', () => {
   test('api, worker and main refuse to start in production without it: one line naming it, exit 1', async () => {
     for (const entry of ['api/index.ts', 'worker/index.ts', 'main.ts']) {
       const proc = Bun.spawn(['bun', 'run', entry], { cwd: ROOT, env: { ...envWithout('APP_SECRET'), NODE_ENV: 'production', PORT: String(await freePort()) }, stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })

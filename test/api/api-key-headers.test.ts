@@ -1,5 +1,5 @@
 /**
- * Hardening §5: the key is read from the two documented forms only, `X-Api-Key: <key>` and
+ * The key is read from the two documented forms only, `X-Api-Key: <key>` and
  * `Authorization: ApiKey <key>`. A bare key in Authorization, or any other scheme, is a 401.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -16,7 +16,7 @@ afterAll(() => ctx.close())
 
 const me = (headers: Record<string, string>) => call(ctx.app, 'GET', '/v1/me', { headers })
 
-describe('API key headers (hardening §5)', () => {
+describe('API key headers', () => {
   test('the documented forms work (the scheme name is case-insensitive, as every HTTP auth scheme)', async () => {
     for (const headers of [{ 'x-api-key': biz.apiKey }, { authorization: `ApiKey ${biz.apiKey}` }, { authorization: `apikey ${biz.apiKey}` }, { authorization: `APIKEY  ${biz.apiKey}` }] as Record<string, string>[]) {
       const res = await me(headers)

@@ -1,8 +1,8 @@
 /**
- * Hardening §3, "401 first": a request without a usable API key is a 401 problem+json whatever
+ * "401 first": a request without a usable API key is a 401 problem+json whatever
  * else is wrong with it — content type, size, UTF-8, depth, malformed JSON, query and path
  * values, headers, unknown paths and methods under /v1 — both through `app.handle` and through a
- * real Bun.serve, where Bun itself used to refuse a large declared body before the key was read.
+ * real Bun.serve, where Bun itself could refuse a large declared body before the key is read.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq, sql } from 'drizzle-orm'
@@ -12,7 +12,7 @@ import { startApi, type RunningApi } from '../../api/server'
 import { createLogger } from '../../shared/platform/logger'
 import { loadDocument, operationsOf, type Json, type Operation } from '../fuzz/openapi-schema'
 import { requestsFor } from '../fuzz/requests'
-import { rawRequest } from '../helpers/hardening-raw-http'
+import { rawRequest } from '../helpers/raw-http'
 import { createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 
 let ctx: TestContext
@@ -82,7 +82,7 @@ const DEFECTS: { name: string; method: string; path: string; headers?: Record<st
   { name: 'OPTIONS', method: 'OPTIONS', path: '/v1/properties' },
 ]
 
-describe('401 before any other error (hardening §3), through app.handle', () => {
+describe('401 before any other error, through app.handle', () => {
   test('every defect × every unusable key', async () => {
     for (const key of badKeys) {
       for (const d of DEFECTS) {
@@ -107,12 +107,12 @@ describe('401 before any other error (hardening §3), through app.handle', () =>
         const res = await ctx.app.handle(new Request(req.url, { method: req.method, headers: { ...headers, ...key.headers, ...mutatedKey }, body: req.body }))
         await expect401(res, `${key.name} + ${req.mutation} (${req.method} ${req.url.slice(0, 120)})`)
       }),
-      { numRuns: Number(process.env.HARDENING_401_RUNS ?? 600) },
+      { numRuns: Number(process.env.UNAUTHENTICATED_RUNS ?? 600) },
     )
   }, 60_000)
 })
 
-describe('401 before any other error (hardening §3), through a real Bun.serve', () => {
+describe('401 before any other error, through a real Bun.serve', () => {
   let api: RunningApi
   beforeAll(async () => {
     api = await startApi({ ...ctx.config, port: 0 }, createLogger('silent'))
