@@ -11,7 +11,7 @@ import { fillPath, loadDocument, operationsOf, pathParamsOf, type Operation } fr
 import { call, seedBusiness, type SeededBusiness } from '../helpers/context'
 import { createLead } from '../helpers/leads'
 import { createPublished } from '../helpers/properties'
-import { rawRequest, type RawAnswer } from '../helpers/hardening-raw-http'
+import { rawRequest, type RawAnswer } from '../helpers/raw-http'
 import { startService, type RunningService } from '../helpers/running-service'
 
 /** `.` and `..` as a client can write them: plain, percent-encoded in either case, mixed. */
