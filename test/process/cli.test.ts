@@ -40,7 +40,8 @@ describe('operator CLI (contract §1)', () => {
     const revoke = await cli('key', 'revoke', key.key_id, '--json')
     expect(revoke.code, revoke.stderr).toBe(0)
     expect(JSON.parse(revoke.stdout)).toEqual({ key_id: key.key_id, revoked: true })
-    await eventually(async () => (await call(ctx.app, 'GET', '/v1/me', { key: key.api_key })).status === 401, { what: 'the revoked key to be refused' })
+    const app = ctx.app
+    await eventually(async () => (await call(app, 'GET', '/v1/me', { key: key.api_key })).status === 401, { what: 'the revoked key to be refused' })
   })
 
   test('the secret is stored only as its SHA-256', async () => {
