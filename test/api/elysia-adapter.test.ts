@@ -6,6 +6,7 @@
 import { describe, expect, test } from 'bun:test'
 import { Elysia, t, ValidationError } from 'elysia'
 import { matchedRoute, routeFinder, validationFailure, withoutParseFunctions } from '../../api/elysia-adapter'
+import { eventually } from '../helpers/eventually'
 
 describe('validationFailure', () => {
   test('names the target and each issue: unknown field, missing field, wrong type', async () => {
@@ -51,7 +52,7 @@ test('matchedRoute gives the route path after the response, and nothing for an u
     .get('/things/:id', () => 'ok')
   await app.handle(new Request('http://localhost/things/7'))
   await app.handle(new Request('http://localhost/nothing'))
-  await Bun.sleep(10)
+  await eventually(async () => seen.length === 2, { what: 'both after-response hooks' })
   expect(seen).toEqual(['/things/:id', undefined])
 })
 

@@ -77,7 +77,7 @@ describe('request head', () => {
     const within = await rawRequest(api.port, head(MAX_HEADER_BYTES - 1024))
     expect(within.status, within.body.slice(0, 200)).toBe(200)
     expect(within.headers['x-request-id']).toBeString()
-    const beyond = await rawRequest(api.port, head(MAX_HEADER_BYTES + 1024))
+    const beyond = await rawRequest(api.port, head(MAX_HEADER_BYTES + 1024), '', { until: 'closed' })
     expect(beyond.status).toBe(431)
     expect(beyond.closed).toBe(true)
   })
@@ -86,7 +86,7 @@ describe('request head', () => {
 describe('request bodies', () => {
   test('a JSON body declared over Bun’s former limit is the API’s 413 problem+json, and the connection closes unread', async () => {
     for (const size of [MAX_JSON_BODY_BYTES + 1, 30 * 1024 * 1024, 500 * 1024 * 1024]) {
-      const res = await rawRequest(api.port, `POST /v1/leads HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${biz.apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`, '{"name":')
+      const res = await rawRequest(api.port, `POST /v1/leads HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${biz.apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`, '{"name":', { until: 'closed' })
       expectProblem(res, 413, 'payload_too_large')
       expect(res.closed).toBe(true)
     }
@@ -123,7 +123,7 @@ describe('request bodies', () => {
     test('a declared size over the signed one (and over Bun’s former limit) is a 413 problem+json, unread', async () => {
       const t = await uploadTarget(MAX_UPLOAD_BYTES)
       for (const size of [MAX_UPLOAD_BYTES + 1, 30 * 1024 * 1024, 2 * 1024 * 1024 * 1024]) {
-        const res = await rawRequest(api.port, `PUT ${t.path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${t.headers['content-type']}\r\nContent-Length: ${size}\r\n\r\n`, 'x'.repeat(1000))
+        const res = await rawRequest(api.port, `PUT ${t.path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${t.headers['content-type']}\r\nContent-Length: ${size}\r\n\r\n`, 'x'.repeat(1000), { until: 'closed' })
         expectProblem(res, 413, 'payload_too_large')
         expect(res.closed).toBe(true)
       }

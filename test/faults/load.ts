@@ -82,6 +82,12 @@ export async function drive(count: number, concurrency: number, call: (i: number
   return outcomes
 }
 
+/**
+ * A fault scenario's own clock, on purpose: load sent at a pace, a fault held for a while, a
+ * receiver that is slow to answer. Never a wait for a condition: that is `until` (cluster.ts).
+ */
+export const pace = (ms: number): Promise<void> => Bun.sleep(ms)
+
 /** Sends paced calls until `stop()` says so; for scenarios that last a fixed time. */
 export async function driveFor(untilStop: () => boolean, perSecond: number, concurrency: number, call: (i: number) => Promise<Outcome>): Promise<Outcome[]> {
   const outcomes: Outcome[] = []
@@ -97,7 +103,7 @@ export async function driveFor(untilStop: () => boolean, perSecond: number, conc
       }).finally(() => inflight.delete(p))
       inflight.add(p)
     }
-    await Bun.sleep(5)
+    await pace(5)
   }
   await Promise.all(inflight)
   return outcomes.filter(Boolean)

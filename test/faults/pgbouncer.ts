@@ -15,7 +15,7 @@ import { failedAnswers, missingWrites, runMixedWorkload } from '../helpers/mixed
 import { PgBouncer } from '../helpers/pgbouncer'
 import { propertyBody } from '../helpers/property-body'
 import { Cluster, until, type ManagedProcess } from './cluster'
-import { drive, ingestBody, request, summariseStatuses, type Outcome, type ScenarioResult, type Target } from './load'
+import { drive, ingestBody, pace, request, summariseStatuses, type Outcome, type ScenarioResult, type Target } from './load'
 
 const DATABASE = 'property_lead_faults'
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`
@@ -74,7 +74,7 @@ function sampleServerConnections(bouncer: PgBouncer): { stop(): Promise<{ peak: 
     while (running) {
       const n = await bouncer.serverConnections(DATABASE).catch(() => -1)
       if (n >= 0) (peak = Math.max(peak, n), samples++)
-      await Bun.sleep(50)
+      await pace(50) // the sampling interval
     }
   })()
   return {
@@ -175,7 +175,7 @@ export async function scenarioPgBouncerPoolBound(progress: (line: string) => voi
           clientPeak = Math.max(clientPeak, Number(pool.cl_active) + Number(pool.cl_waiting) + Number(pool.cl_idle ?? 0))
           waitingPeak = Math.max(waitingPeak, Number(pool.cl_waiting))
         }
-        await Bun.sleep(100)
+        await pace(100) // the sampling interval
       }
     })()
     const started = performance.now()

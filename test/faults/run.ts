@@ -7,7 +7,7 @@
  */
 import postgres from 'postgres'
 import { Queues, redisConnection } from '../../shared/platform/queues'
-import { Cluster } from './cluster'
+import { Cluster, until } from './cluster'
 import { printResult, type ScenarioResult, type Target } from './load'
 import { scenarioIdempotency, scenarioPostgresOutage, scenarioRedisOutage, scenarioSigterm, scenarioWorkerKill, type HarnessContext } from './scenarios'
 import { scenarioPgBouncerMixed, scenarioPgBouncerPoolBound } from './pgbouncer'
@@ -162,8 +162,7 @@ async function setUpOutreach(h: HarnessContext) {
   return {
     async check(): Promise<ScenarioResult> {
       const failures = [...refused]
-      const deadline = Date.now() + 30_000
-      while (received.length < sent && Date.now() < deadline) await Bun.sleep(100)
+      await until('the outreach deliveries', async () => received.length >= sent, 30_000).catch(() => {})
       if (received.length < sent) failures.push(`${sent - received.length} of ${sent} outreach deliveries did not arrive`)
       receiver.stop(true)
       return { name: 'outreach deliveries during the run (the signing secret in use)', figures: { sent: 20, accepted: sent, persisted: received.length, duplicates: Math.max(0, received.length - sent), lost: Math.max(0, sent - received.length) }, timings: {}, notes: [], failures }

@@ -17,7 +17,7 @@ import { loadConfig } from '../../shared/platform/config'
 import { Queues, redisConnection } from '../../shared/platform/queues'
 import { SentinelTopology } from '../helpers/redis-sentinel'
 import { Cluster, until } from './cluster'
-import { driveFor, ingestBody, request, summariseStatuses, type Outcome, type ScenarioResult } from './load'
+import { driveFor, ingestBody, pace, request, summariseStatuses, type Outcome, type ScenarioResult } from './load'
 
 /** Ingest recovers within this of Sentinel's promotion (contract §14). */
 const RECOVERY_BOUND_MS = 10_000
@@ -86,7 +86,7 @@ export async function scenarioSentinelFailover(progress: (line: string) => void,
     let promotedAt = 0
     let readyAgainAt = 0
     const control = (async () => {
-      await Bun.sleep(LOAD_BEFORE_KILL_MS)
+      await pace(LOAD_BEFORE_KILL_MS)
       await topology.untilReplicasOnline()
       const oldMaster = topology.master.port
       killedAt = Date.now()

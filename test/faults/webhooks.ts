@@ -8,7 +8,7 @@
  */
 import { Webhook } from 'standardwebhooks'
 import { until } from './cluster'
-import { drive, request, summariseStatuses, type ScenarioResult } from './load'
+import { drive, pace, request, summariseStatuses, type ScenarioResult } from './load'
 import type { HarnessContext } from './scenarios'
 
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`
@@ -35,7 +35,7 @@ function receiver(secretOf: () => string | undefined, delayMs = 0) {
         bodyId = JSON.parse(body).id
       } catch {}
       got.push({ id: headers['webhook-id'] ?? '', bodyId, verified, at: performance.now() })
-      if (delayMs) await Bun.sleep(delayMs)
+      if (delayMs) await pace(delayMs) // a receiver slow to answer
       return new Response(null, { status: 204 })
     },
   })
@@ -75,7 +75,7 @@ export async function scenarioWebhookWorkerKill(h: HarnessContext): Promise<Scen
   victim.signal('SIGKILL')
   h.progress(`f: kill -9 ${victim.name} (pid ${victim.pid}), which runs the endpoint's runner, after ${rx.got.length} deliveries`)
   await victim.waitExit(5000)
-  await Bun.sleep(1000)
+  await pace(1000) // the worker stays down a second
   victim.start()
   restartedAt = performance.now()
   await h.cluster.workerReady(victim)
@@ -132,15 +132,15 @@ export async function scenarioEventsPostgresRestart(h: HarnessContext): Promise<
     stoppedAt = performance.now()
     await h.cluster.pg.stop()
     h.progress('g: PostgreSQL stopped')
-    await Bun.sleep(3000)
+    await pace(3000) // the outage lasts 3 s
     await h.cluster.pg.start()
     startedAt = performance.now()
     h.progress('g: PostgreSQL started again')
   })()
   const n = 3000
   const outcomes = await drive(n, 24, async (i) => {
-    // Keep the burst going across the outage: wait while the database is down.
-    if (stoppedAt && !startedAt) await Bun.sleep(50)
+    // Keep the burst going across the outage, at a slower pace while the database is down.
+    if (stoppedAt && !startedAt) await pace(50)
     return i % 3 === 2
       ? request(h.targets, i, 'POST', '/v1/properties', { key: biz.apiKey, body: { operations: ['venta'], type: 'apartamento', title: `g-${i}`, pricing: { sale: 100000 + i }, location: { city: 'Valencia' }, area: { total: 80 } } })
       : request(h.targets, i, 'POST', '/v1/leads', { key: biz.apiKey, body: { name: `Webhook g ${i}`, email: `g${i}@faults.example` } })
@@ -208,7 +208,7 @@ export async function scenarioReceiverDown(h: HarnessContext, disableAfterMs: nu
       const [row] = await h.sql<{ status: string }[]>`select status from webhook_endpoints where id = ${downEndpoint.id}`
       if (row.status === 'disabled') disabledAt = performance.now()
     }
-    await Bun.sleep(200)
+    await pace(200)
   }
   const [endpoint] = await h.sql<{ status: string; disabled_reason: string | null }[]>`select status, disabled_reason from webhook_endpoints where id = ${downEndpoint.id}`
   const [attempts] = await h.sql<{ n: number; first: Date; last: Date }[]>`select count(*)::int as n, min(attempted_at) as first, max(attempted_at) as last from webhook_attempts where endpoint_id = ${downEndpoint.id}`

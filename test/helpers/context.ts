@@ -15,6 +15,8 @@ import { loadConfig, type Config } from '../../shared/platform/config'
 import { createLogger } from '../../shared/platform/logger'
 import { SCOPES, type Scope } from '../../shared/access/scopes'
 
+export { eventually } from './eventually'
+
 export interface TestContext {
   deps: AppDeps
   app: App
@@ -104,20 +106,4 @@ export async function call<T = any>(
     parsed = JSON.parse(text)
   } catch {}
   return { status: res.status, headers: res.headers, body: parsed as T, text }
-}
-
-/** Polls until `check` returns a truthy value (asynchronous effects are awaited, never slept on). */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false>, options: { timeoutMs?: number; intervalMs?: number; what?: string; readonly detail?: string } = {}): Promise<T> {
-  const deadline = Date.now() + (options.timeoutMs ?? 10_000)
-  let last: unknown
-  for (;;) {
-    try {
-      const value = await check()
-      if (value) return value
-    } catch (error) {
-      last = error
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${options.what ?? 'condition'}${last ? `: ${String(last)}` : ''}${options.detail ? ` (last seen: ${options.detail})` : ''}`)
-    await Bun.sleep(options.intervalMs ?? 25)
-  }
 }

@@ -6,6 +6,7 @@
 import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { eventually } from './eventually'
 import { freePort } from './processes'
 
 export interface PgBouncerOptions {
@@ -63,12 +64,17 @@ export class PgBouncer {
     if (asRoot) for (const f of ['pgbouncer.ini', 'users.txt']) chownSync(join(this.dir, f), uid('postgres'), uid('postgres', 3))
     const cmd = ['/usr/sbin/pgbouncer', ini]
     this.proc = Bun.spawn(asRoot ? ['runuser', '-u', 'postgres', '--', ...cmd] : cmd, { stdout: 'ignore', stderr: 'ignore', stdin: 'ignore' })
-    const deadline = Date.now() + 10_000
-    while ((await this.show('version').catch(() => [])).length === 0) {
-      if (this.proc.exitCode !== null) throw new Error(`pgbouncer exited with ${this.proc.exitCode}: ${this.log().slice(-500)}`)
-      if (Date.now() > deadline) throw new Error(`pgbouncer did not answer within 10 s: ${this.log().slice(-500)}`)
-      await Bun.sleep(50)
-    }
+    const proc = this.proc
+    const logTail = () => this.log().slice(-500)
+    const state = await eventually(async () => (proc.exitCode !== null ? 'exited' : (await this.show('version').catch(() => [])).length > 0 && 'up'), {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      what: 'pgbouncer to answer',
+      get detail() {
+        return logTail()
+      },
+    })
+    if (state === 'exited') throw new Error(`pgbouncer exited with ${proc.exitCode}: ${logTail()}`)
   }
 
   /** `SHOW <what>` on the admin console (simple protocol only: psql), rows as objects. */

@@ -4,10 +4,9 @@ import { createServer } from 'node:net'
 export const ROOT = new URL('../..', import.meta.url).pathname
 
 export async function run(args: string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<{ code: number; stdout: string; stderr: string }> {
-  const proc = Bun.spawn(['bun', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
-  const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs)
+  // Killed past timeoutMs, so a process that hangs fails its test instead of holding the run.
+  const proc = Bun.spawn(['bun', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe', stdin: 'ignore', timeout: timeoutMs, killSignal: 'SIGKILL' })
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
-  clearTimeout(timer)
   return { code, stdout, stderr }
 }
 

@@ -7,6 +7,7 @@ import { mkdirSync, openSync, closeSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import IORedis from 'ioredis'
+import { eventually } from './eventually'
 import { freePort } from './processes'
 
 export const SENTINEL_MASTER = 'plm'
@@ -18,20 +19,16 @@ export interface RedisNode {
 }
 
 async function answers(port: number, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
+  await eventually(async () => {
     const probe = new IORedis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
     probe.on('error', () => {})
     try {
       await probe.connect()
-      if ((await probe.ping()) === 'PONG') return
-    } catch {
-      if (Date.now() > deadline) throw new Error(`redis on ${port} did not answer within ${timeoutMs} ms`)
+      return (await probe.ping()) === 'PONG'
     } finally {
       probe.disconnect()
     }
-    await Bun.sleep(50)
-  }
+  }, { timeoutMs, intervalMs: 50, what: `redis on ${port} to answer` })
 }
 
 export class SentinelTopology {
@@ -129,15 +126,13 @@ export class SentinelTopology {
 
   /** Until every replica is linked to the master (a replica still syncing would refuse a failover). */
   async untilReplicasOnline(timeoutMs = 10_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs
     const client = new IORedis(this.master.port, '127.0.0.1', { maxRetriesPerRequest: 1 })
+    let info = ''
     try {
-      for (;;) {
-        const info = await client.info('replication')
-        if ((info.match(/state=online/g)?.length ?? 0) >= this.replicas.length) return
-        if (Date.now() > deadline) throw new Error(`replicas not online within ${timeoutMs} ms: ${info.replace(/\r\n/g, ' ')}`)
-        await Bun.sleep(50)
-      }
+      await eventually(async () => {
+        info = await client.info('replication')
+        return (info.match(/state=online/g)?.length ?? 0) >= this.replicas.length
+      }, { timeoutMs, intervalMs: 50, what: 'the replicas to be online', get detail() { return info.replace(/\r\n/g, ' ') } })
     } finally {
       client.disconnect()
     }

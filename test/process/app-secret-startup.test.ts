@@ -4,6 +4,7 @@
  * no APP_SECRET) still starts, warning that it runs on the development value.
  */
 import { describe, expect, test } from 'bun:test'
+import { eventually } from '../helpers/eventually'
 import { freePort, ROOT, run } from '../helpers/processes'
 
 /** The test runner's environment without the two variables under test. */
@@ -41,14 +42,8 @@ describe('APP_SECRET at start-up', () => {
       stdin: 'ignore',
     })
     try {
-      const deadline = Date.now() + 20_000
-      for (;;) {
-        const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)
-        if (ok) break
-        if (proc.exitCode !== null) throw new Error(`bun run start exited ${proc.exitCode}: ${await new Response(proc.stderr).text()}`)
-        if (Date.now() > deadline) throw new Error('bun run start did not become ready')
-        await Bun.sleep(50)
-      }
+      const ready = await eventually(async () => (proc.exitCode !== null ? 'exited' : (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)) && 'ready'), { timeoutMs: 20_000, intervalMs: 50, what: 'bun run start to be ready' })
+      if (ready === 'exited') throw new Error(`bun run start exited ${proc.exitCode}: ${await new Response(proc.stderr).text()}`)
       proc.kill('SIGTERM')
       expect(await proc.exited).toBe(0)
       const out = await new Response(proc.stdout).text()

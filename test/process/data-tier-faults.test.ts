@@ -76,6 +76,7 @@ afterAll(async () => {
 })
 
 const terminateApiBackends = () => admin`select pg_terminate_backend(pid) from pg_stat_activity where usename = 'app' and pid <> pg_backend_pid()`
+const apiBackends = async () => (await admin<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where usename = 'app'`)[0].n
 
 /** GET a list that reads PostgreSQL; the status, and whether a 503 came as problem+json. */
 async function list(): Promise<{ status: number; problem: boolean }> {
@@ -133,7 +134,8 @@ describe('the API process survives data-tier faults', () => {
       while (!stop) {
         await terminateApiBackends()
         rounds++
-        await Bun.sleep(5)
+        // The next round comes once the API has connected again, so each one cuts connections it uses.
+        await eventually(async () => stop || (await apiBackends()) > 0, { timeoutMs: 60_000, intervalMs: 5, what: 'the API to connect again' })
       }
       return rounds
     })()

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import net from 'node:net'
+import { eventually } from '../helpers/eventually'
 import { freePort, ROOT, run } from '../helpers/processes'
 
 /** A raw HTTP/1.1 connection that has had one GET answered (so the server accepted it), for one more GET. */
@@ -77,13 +78,7 @@ describe('SIGTERM (contract §7)', () => {
     const proc = Bun.spawn(['bun', 'run', 'main.ts'], { cwd: ROOT, env: { ...process.env, PORT: String(port), QUEUE_PREFIX: `lifecycle-${port}`, LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '5000' }, stdout: 'pipe', stderr: 'pipe' })
     try {
       const base = `http://127.0.0.1:${port}`
-      const deadline = Date.now() + 15_000
-      for (;;) {
-        const ok = await fetch(`${base}/readyz`).then((r) => r.status === 200, () => false)
-        if (ok) break
-        if (Date.now() > deadline) throw new Error('service did not become ready')
-        await Bun.sleep(50)
-      }
+      await eventually(() => fetch(`${base}/readyz`).then((r) => r.status === 200, () => false), { timeoutMs: 15_000, intervalMs: 50, what: 'the service to be ready' })
       // 40 kept-alive connections the server has accepted (each answered one request), then one
       // request on each, written together; the signal goes when the first answer is back. Every
       // request then reached the server before or during the drain. (With new connections and a
@@ -94,18 +89,19 @@ describe('SIGTERM (contract §7)', () => {
       const answered = new Promise<void>((resolve) => (firstAnswer = resolve))
       const inflight = connections.map((c) => c.get('/readyz').then((status) => (firstAnswer(), status), (e) => (firstAnswer(), String(e))))
       await answered
-      const signalledAt = Date.now()
       proc.kill('SIGTERM')
       const statuses = await Promise.all(inflight)
       for (const c of connections) c.close()
       const code = await proc.exited
+      // 0: every step stopped before the hard limit, which exits 1.
       expect(code).toBe(0)
-      expect(Date.now() - signalledAt).toBeLessThan(10_000)
       expect(statuses.filter((s) => s !== 200)).toEqual([])
       const out = await new Response(proc.stdout).text()
       expect(out).toContain('"msg":"shutting down"')
       expect(out).toContain('"component":"api"')
       expect(out).toContain('"component":"workers"')
+      // Drained within SHUTDOWN_TIMEOUT_MS: neither tier ran out its bound.
+      expect(out).not.toContain('did not finish in time')
     } finally {
       proc.kill('SIGKILL')
     }

@@ -8,6 +8,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { eventually } from '../helpers/eventually'
 import { freePort, ROOT } from '../helpers/processes'
 
 let clone: string
@@ -48,10 +49,8 @@ const alive = (pid: number) => {
 }
 
 /** pg_ctl stop returns once the pid file is gone, a moment before the postmaster exits. */
-async function exited(pid: number): Promise<boolean> {
-  for (let i = 0; i < 100 && alive(pid); i++) await Bun.sleep(100)
-  return !alive(pid)
-}
+const exited = (pid: number): Promise<boolean> =>
+  eventually(async () => !alive(pid), { timeoutMs: 10_000, intervalMs: 100, what: `process ${pid} to exit` }).then(() => true, () => false)
 
 function spawnRun(env: Record<string, string>) {
   const { DATABASE_URL: _db, REDIS_URL: _redis, PORT: _port, DATA_DIR: _data, ...inherited } = process.env
@@ -70,12 +69,9 @@ async function startServeStop(dbPort: number, redisPort: number) {
   const stderr = new Response(proc.stderr).text()
   const stdout = new Response(proc.stdout).text()
   try {
-    let ready = false
-    while (!ready && proc.exitCode === null) {
-      ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)
-      if (!ready) await Bun.sleep(250)
-    }
-    if (!ready) throw new Error(`./run start exited ${await proc.exited}: ${await stderr}`)
+    // The first start installs dependencies and creates a cluster: minutes on a loaded machine.
+    const ready = await eventually(async () => (proc.exitCode !== null ? 'exited' : (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)) && 'ready'), { timeoutMs: 180_000, intervalMs: 250, what: './run start to be ready' })
+    if (ready === 'exited') throw new Error(`./run start exited ${await proc.exited}: ${await stderr}`)
     const postgresPid = Number(readFileSync(join(clone, '.data/postgres/postmaster.pid'), 'utf8').split('\n')[0])
     const redisPid = Number(readFileSync(join(clone, '.data/redis/redis.pid'), 'utf8').trim())
     const aliveWhileServing = [alive(postgresPid), alive(redisPid)]

@@ -83,21 +83,28 @@ describe('IngestCoalescer', () => {
   })
 
   test('up to `parallel` stores run at once', async () => {
+    let open!: () => void
+    const gate = new Promise<void>((r) => (open = r))
     let running = 0
     let most = 0
     const { c } = coalescer(async () => {
       most = Math.max(most, ++running)
-      await new Promise((r) => setTimeout(r, 5))
+      await gate
       running--
     }, { parallel: 2, maxLeads: 1 })
-    await Promise.all(Array.from({ length: 6 }, (_, i) => c.store([lead(i)])))
+    const all = Promise.all(Array.from({ length: 6 }, (_, i) => c.store([lead(i)])))
+    // Every store is held: as many run as may, and the other jobs wait.
+    expect(running).toBe(2)
+    open()
+    await all
     expect(most).toBe(2)
   })
 
   test('with gatherMs, a store that would start small waits, and jobs arriving meanwhile go in it', async () => {
-    const { c, calls } = coalescer(async () => {}, { parallel: 1, maxLeads: 1000, gatherMs: 200 })
+    const { c, calls } = coalescer(async () => {}, { parallel: 1, maxLeads: 1000, gatherMs: 50 })
     const first = c.store([lead(1)])
-    await Bun.sleep(20)
+    // Without gatherMs the first store would have started already, with n1 alone.
+    expect(calls).toEqual([])
     const second = c.store([lead(2), lead(3)])
     expect(await Promise.all([first, second])).toEqual([1, 2])
     expect(calls).toEqual([['n1', 'n2', 'n3']])

@@ -88,16 +88,17 @@ describe('rental ingest when Redis fails', () => {
 
   test('Redis not answering: after the enqueue timeout the API stores the lead; the late job is a no-op', async () => {
     const phone = uniquePhone()
+    const fallbacks = ctx.deps.ingest.stats.fallbacks
     redis!.kill('SIGSTOP')
     let res
     try {
-      const t0 = performance.now()
+      // Answered while Redis is still stopped: by the fallback, once the enqueue timed out.
       res = await ingest(phone, 'Congelada')
-      expect(performance.now() - t0).toBeLessThan(5000)
     } finally {
       redis!.kill('SIGCONT')
     }
     expect(res.status, res.text).toBe(200)
+    expect(ctx.deps.ingest.stats.fallbacks).toBe(fallbacks + 1)
     const stored = await lead(phone)
     expect(stored).toMatchObject({ name: 'Congelada' })
     // Redis then runs the delayed add; the worker's insert of that job changes nothing.

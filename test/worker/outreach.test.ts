@@ -140,12 +140,10 @@ describe('outreach worker', () => {
       await call(ctx.app, 'POST', '/v1/leads/inquiries', { key: a.apiKey, body: inquiryBody({ contact: { name: `A${i}`, phone: `+3460000010${i}` } }) })
     }
     await eventually(async () => receivedAt('/hang').length >= 5, { what: 'A deliveries in flight' })
-    const start = Date.now()
     await call(ctx.app, 'POST', '/v1/leads/inquiries', { key: b.apiKey, body: inquiryBody() })
     const [bDelivery] = await deliveriesOf(ctx, b.id)
     await eventually(async () => (await stateOf(bDelivery.id)) === 'delivered', { what: "B's delivery", timeoutMs: TIMEOUT_MS })
-    // B went through while all of A's attempts were still hanging (none timed out yet).
-    expect(Date.now() - start).toBeLessThan(TIMEOUT_MS)
+    // B went through while all of A's attempts were still hanging (none timed out and recorded yet).
     const aDeliveries = await deliveriesOf(ctx, a.id)
     expect(aDeliveries.every((d) => d.state === 'pending' && d.attempts === 0)).toBe(true)
     // Then A's attempts time out and are recorded as such, to be retried.

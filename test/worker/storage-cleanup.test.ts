@@ -84,11 +84,15 @@ describe('storage-cleanup', () => {
     // is open, a cleanup of the row must neither delete the files nor wait forever.
     let release!: () => void
     const held = new Promise<void>((r) => (release = r))
+    let locked!: () => void
+    const rowLocked = new Promise<void>((r) => (locked = r))
     const tx = ctx.deps.database.db.transaction(async (t) => {
       await t.execute(sql`delete from storage_deletions where id = ${claim.id}`)
+      locked()
       await held
     })
-    await Bun.sleep(50)
+    // The delete has run: the row stays locked by that transaction until it ends.
+    await Promise.race([rowLocked, tx])
     await expect(processDeletion(ctx.deps, claim.id)).rejects.toBeInstanceOf(DeletionBusyError)
     release()
     await tx

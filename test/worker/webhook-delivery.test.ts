@@ -6,6 +6,7 @@
  * and the deliveries log.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
 import { Webhook } from 'standardwebhooks'
 import { createLogger } from '../../shared/platform/logger'
 import { startWorkers, type RunningWorkers } from '../../worker/runtime'
@@ -93,10 +94,13 @@ describe('delivery', () => {
     }, { what: 'disabled' })
     expect(endpoint.disabled_reason).toContain('410')
     expect(receiver.at(path).length).toBe(1)
-    // No further deliveries to a disabled endpoint.
+    // No further deliveries to a disabled endpoint: once the relay has taken the second lead's
+    // event (deliveries are made in the same transaction), the first is still the only one.
     await createLead(ctx, biz.apiKey)
-    await Bun.sleep(0)
-    expect((await deliveriesOfEndpoint(ctx, id)).every((d) => d.state !== 'pending')).toBe(true)
+    await eventually(async () => (await ctx.deps.database.db.execute<{ n: number }>(sql`select count(*)::int as n from events where business_id = ${biz.id} and type = 'lead.created'`))[0].n === 2, { what: 'the second lead.created relayed' })
+    const deliveries = await deliveriesOfEndpoint(ctx, id)
+    expect(deliveries).toHaveLength(1)
+    expect(deliveries.every((d) => d.state !== 'pending')).toBe(true)
   })
 
   test('an endpoint failing continuously for WEBHOOK_DISABLE_AFTER_MS accumulates attempts and is disabled with a reason', async () => {
