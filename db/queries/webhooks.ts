@@ -143,7 +143,12 @@ export interface ClaimedDelivery {
   id: string
   eventId: string
   attempts: number
-  createdAt: Date
+  /**
+   * Where its retry window starts: its first attempt since it was created or reopened (now, for
+   * one never attempted). Counted from there, as the endpoint's `failing_since` is, a delivery
+   * cannot give up before a continuously failing endpoint has failed for the same bound.
+   */
+  windowStart: Date
 }
 
 /**
@@ -153,15 +158,17 @@ export interface ClaimedDelivery {
  * webhook_deliveries_endpoint_due_idx (endpoint_id, next_attempt_at) where pending.
  */
 export async function claimDueDeliveries(db: Db, endpointId: number, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-  const rows = await db.execute<{ id: string; event_id: string; attempts: number; created_at: string | Date }>(sql`
-    update webhook_deliveries set next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000})
-    where id in (
+  // The window's start reads webhook_attempts_delivery_idx (delivery_id).
+  const rows = await db.execute<{ id: string; event_id: string; attempts: number; window_start: string | Date }>(sql`
+    update webhook_deliveries d set next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000})
+    where d.id in (
       select id from webhook_deliveries
       where endpoint_id = ${endpointId} and state = 'pending' and next_attempt_at <= now()
       order by next_attempt_at limit ${limit}
       for update skip locked)
-    returning id, event_id, attempts, created_at`)
-  return [...rows].map((r) => ({ id: r.id, eventId: r.event_id, attempts: r.attempts, createdAt: new Date(r.created_at) }))
+    returning d.id, d.event_id, d.attempts,
+      coalesce((select min(a.attempted_at) from webhook_attempts a where a.delivery_id = d.id and a.attempted_at >= d.created_at), now()) as window_start`)
+  return [...rows].map((r) => ({ id: r.id, eventId: r.event_id, attempts: r.attempts, windowStart: new Date(r.window_start) }))
 }
 
 export interface AttemptOutcome {

@@ -10,7 +10,8 @@
  * URL's addresses checked again, redirects not followed, 2xx within WEBHOOK_TIMEOUT_MS is a
  * success). A 410 disables the endpoint at once; an endpoint failing continuously for
  * WEBHOOK_DISABLE_AFTER_MS is disabled with its reason; a delivery whose retry window (the same
- * bound) is over is `failed`. Otherwise the next attempt waits base·2^(n−1), capped at 6 h.
+ * bound, counted from its first attempt as the endpoint's failing run is) is over is `failed`.
+ * Otherwise the next attempt waits base·2^(n−1), capped at 6 h.
  */
 import * as queries from '../../db/queries/webhooks'
 import { findEventsByIds, type EventRecord } from '../../db/queries/events'
@@ -207,7 +208,7 @@ export async function runEndpoint(deps: Deps, endpointId: number, options: RunOp
       labels.push({ outcome: 'delivered', latencyMs })
     } else {
       const attemptsMade = delivery.attempts + 1
-      const windowOver = Date.now() - delivery.createdAt.getTime() >= cfg.disableAfterMs
+      const windowOver = Date.now() - delivery.windowStart.getTime() >= cfg.disableAfterMs
       const nextAttemptAt = windowOver ? null : new Date(Date.now() + webhookBackoffMs(attemptsMade, cfg.backoffBaseMs))
       pending.push({ deliveryId: delivery.id, endpointId, statusCode, error, latencyMs, attemptedAt, state: windowOver ? 'failed' : 'pending', nextAttemptAt })
       labels.push({ outcome: windowOver ? 'failed' : 'retrying', latencyMs })

@@ -121,6 +121,30 @@ describe('delivery', () => {
     expect(['failed', 'cancelled']).toContain(delivery.state)
   })
 
+  test('a delivery first attempted long after it was created still retries until its failing endpoint is disabled', async () => {
+    // As after an outage of the workers: the retry window counts from the first attempt, as the
+    // endpoint's failing_since does, so the delivery cannot give up before the endpoint is disabled.
+    const biz = await seedBusiness(ctx)
+    const ok = `/up-${biz.id}`
+    await createEndpoint(ctx, biz.apiKey, receiver.url(ok), ['lead.created'])
+    const leadId = await createLead(ctx, biz.apiKey)
+    await eventually(async () => receiver.at(ok).length > 0, { what: 'the event relayed' })
+    const event = await eventOf(biz, 'lead.created', leadId)
+    const down = `/late-${biz.id}`
+    receiver.plans.set(down, [500])
+    const { id } = await createEndpoint(ctx, biz.apiKey, receiver.url(down), ['lead.created'])
+    await ctx.deps.database.db.execute(sql`
+      insert into webhook_deliveries (business_id, endpoint_id, event_id, next_attempt_at, created_at)
+      values (${biz.id}, ${id}, ${event.id}, now(), now() - interval '1 hour')`)
+    const endpoint = await eventually(async () => {
+      const r = await call(ctx.app, 'GET', `/v1/webhook_endpoints/${id}`, { key: biz.apiKey })
+      return r.body.data.status === 'disabled' && r.body.data
+    }, { what: 'disabled after the bound', timeoutMs: 15_000, get detail() { return `${receiver.at(down).length} attempts` } })
+    expect(endpoint.disabled_reason).toContain('failing continuously')
+    const attempts = receiver.at(down)
+    expect(attempts[attempts.length - 1].at - attempts[0].at).toBeGreaterThanOrEqual(DISABLE_AFTER_MS - 100)
+  })
+
   test('a redirect is a failed attempt and is not followed', async () => {
     const biz = await seedBusiness(ctx)
     const path = `/moved-${biz.id}`
