@@ -12,7 +12,10 @@ import { RedeliverRequest, RedeliverResponse } from '../../shared/webhooks/schem
 
 const NUMERIC_QUERY = ['after', 'limit'] as const
 
-const VISIBILITY = 'A key sees the events of what its scopes can read: `lead.*` and `inquiry.*` need `leads:read`; `property.*`, `image.*` and `video.*` need `properties:read`. Other events are simply absent. Events are kept 30 days.'
+const VISIBILITY =
+  'A key sees the events of what its scopes can read: `lead.*` and `inquiry.*` need `leads:read`; `property.*`, `image.*` and `video.*` need `properties:read`, ' +
+  'and the types that carry private fields of listings (drafts, exact addresses) — `property.created`, `property.updated`, `image.*`, `video.*` — need `properties:write` as well. ' +
+  'A `properties:read` key without `properties:write` sees `property.published`, `property.unpublished` and `property.deleted` only. Other events are simply absent. Events are kept 30 days.'
 
 export const eventRoutes = (deps: AppDeps) =>
   new Elysia({ name: 'routes.events', prefix: '/v1', detail: { tags: ['Events'] } })

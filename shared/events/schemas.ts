@@ -45,7 +45,7 @@ export const Event = T.Object(
 )
 export type EventView = Static<typeof Event>
 
-const TYPES_ABOUT = `Comma-separated event types or families: ${EVENT_TYPE_PATTERNS.map((p) => `\`${p}\``).join(', ')}. Types the key cannot read are never returned.`
+const TYPES_ABOUT = `Comma-separated event types or families: ${EVENT_TYPE_PATTERNS.map((p) => `\`${p}\``).join(', ')}. Types the key cannot read (see the operation) are never returned.`
 
 export const EventListQuery = t.Object({
   types: t.Optional(t.String({ minLength: 1, maxLength: 1000, description: TYPES_ABOUT, examples: ['lead.created,property.*'] })),

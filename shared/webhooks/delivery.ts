@@ -15,6 +15,7 @@
 import * as queries from '../../db/queries/webhooks'
 import { findEventsByIds, type EventRecord } from '../../db/queries/events'
 import { eventView } from '../events/operations'
+import { canRead } from '../events/visibility'
 import { outreachBackoffMs } from '../outreach/delivery'
 import { FetchError, safeFetch, WEBHOOK_LIMITS, type ResolveHost } from '../platform/fetch'
 import type { Services } from '../platform/services'
@@ -120,11 +121,17 @@ export async function runEndpoint(deps: Deps, endpointId: number, options: RunOp
       return
     }
     const events = await findEventsByIds(db, claimed.map((c) => c.eventId))
+    const unreadable: string[] = []
     // An event deleted meanwhile (retention) took its delivery with it.
     for (const delivery of claimed) {
       const event = events.get(delivery.eventId)
-      if (event) buffer.push({ delivery, event })
+      if (!event) continue
+      // The relay makes no such delivery; one made before the endpoint's subscription narrowed
+      // (or by an earlier version) is never sent (contract §15 §10.1).
+      if (canRead(event.type, endpoint.eventScopes)) buffer.push({ delivery, event })
+      else unreadable.push(delivery.id)
     }
+    await queries.cancelPendingDeliveries(db, unreadable)
   }
   const startRefill = () => (refilling ??= refill().finally(() => (refilling = null)))
 
