@@ -70,6 +70,19 @@ export const EventDetailResponse = T.Object({ status: T.Literal('ok'), data: Eve
 /** Event ids as new_event_id() mints them (and as earlier versions did); anything else names no event (a 404, contract §15). */
 export const EVENT_ID_RE = /^evt_[A-Za-z0-9]{1,64}$/
 
+/**
+ * The shape of an event id. The routes answer 404 for any other value before validation
+ * (contract §15: whatever its shape), so this only documents what an id looks like.
+ */
 export const EventIdParam = t.Object({
-  event_id: t.String({ minLength: 1, maxLength: 4096, description: 'An event id (`evt_…`). Any other value names no event: 404.', examples: ['evt_19ac1f3e2b84kT9qLm2Xw8bZr1'] }),
+  event_id: t.String({
+    minLength: 5,
+    maxLength: 68,
+    pattern: EVENT_ID_RE.source,
+    description: 'An event id: `evt_` and 1–64 letters or digits. A value of any other length or characters names no event: 404, never 422.',
+    examples: ['evt_19ac1f3e2b84kT9qLm2Xw8bZr1'],
+  }),
 })
+
+/** A path's event_id that cannot name an event (malformed percent-encoding leaves none): 404 before validation. */
+export const isEventId = (value: unknown): value is string => typeof value === 'string' && EVENT_ID_RE.test(value)
