@@ -5,7 +5,7 @@
  */
 import { OptionalKind, Type as T, type Static, type TNull, type TObject, type TOptional, type TProperties, type TSchema, type TUnion } from '@sinclair/typebox'
 import { t } from 'elysia'
-import { MAX_ID, Nullable, Timestamp, literalUnion } from '../platform/schemas'
+import { MAX_ID, Nullable, Price, Timestamp, literalUnion } from '../platform/schemas'
 import { Image as MediaImage, Video as MediaVideo } from '../media/schemas'
 import { MAX_AREAS, MAX_POLYGON_VERTICES } from './geo'
 import { PROPERTY_TYPES, SUBTYPE_KEYS } from './subtypes'
@@ -50,9 +50,9 @@ export const SubtypeKey = T.Union(SUBTYPE_KEYS.map((k) => T.Literal(k)), {
 
 export const PropertyPricing = T.Object(
   {
-    sale: T.Optional(T.Number({ minimum: 0, description: 'Sale price (€); required when `venta` is listed.' })),
-    rent: T.Optional(T.Number({ minimum: 0, description: 'Monthly rent (€); required when `alquiler` is listed.' })),
-    transfer: T.Optional(T.Number({ minimum: 0, description: 'Transfer price (€); required when `traspaso` is listed.' })),
+    sale: T.Optional(Price('Sale price (€); required when `venta` is listed.')),
+    rent: T.Optional(Price('Monthly rent (€); required when `alquiler` is listed.')),
+    transfer: T.Optional(Price('Transfer price (€); required when `traspaso` is listed.')),
   },
   { ...strict, title: 'PropertyPricing', examples: [{ sale: 250000 }] },
 )
