@@ -15,6 +15,7 @@ import { problemResponse, toProblem } from '../problems'
 import { recordRefusal } from '../../shared/platform/idempotency'
 import { metaByRequest, type RequestMeta } from '../request-meta'
 import { checkJsonBody, containsNul, findNul, inspectJsonBody, nulError, parseJsonBody } from '../request-body'
+import { plainJson } from '../../shared/platform/plain-json'
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -56,12 +57,20 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys'>, r
       if (meta.bodyHasNul) findNul(body, ['body'], errors)
       if (errors.length) throw new AppError('validation', validationDetail(errors), { errors })
     })
+    // A handler's object or array is written here rather than by Elysia, with numbers in plain
+    // decimals (contract §15: never `1e-7`); answers already made (Response, text) pass as they are.
+    .mapResponse({ as: 'global' }, ({ responseValue, set }) => {
+      if (!isPlainJson(responseValue)) return
+      const headers = { ...(set.headers as Record<string, string>) }
+      headers['content-type'] ??= 'application/json'
+      return new Response(plainJson(responseValue), { status: typeof set.status === 'number' ? set.status : 200, headers })
+    })
     .onError({ as: 'global' }, async ({ request, error, code, params, query }) => {
       const meta: RequestMeta = metaByRequest.get(request) ?? { id: randomUUID(), start: performance.now(), api: isApiPath(pathOf(request.url)) }
       metaByRequest.set(request, meta)
       const { status, body, headers } = toProblem(error, code, { method: request.method, path: pathOf(request.url) }, meta.id, deps.logger, { path: params, query })
       meta.status = status
-      const text = typeof body === 'string' ? body : JSON.stringify(body)
+      const text = typeof body === 'string' ? body : plainJson(body)
       // A refusal of an idempotent request is its key's answer: stored as exactly this text, so
       // a replay is the same bytes (shared/platform/idempotency.ts). No-op for other errors.
       await recordRefusal(error, status, text)
@@ -86,6 +95,13 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys'>, r
         business_id: meta.auth?.business.id,
       })
     })
+}
+
+/** A value Elysia would write as JSON: a plain object or an array. */
+function isPlainJson(value: unknown): value is object {
+  if (value === null || typeof value !== 'object') return false
+  const proto = Object.getPrototypeOf(value)
+  return Array.isArray(value) || proto === Object.prototype || proto === null
 }
 
 /** `/v1` itself and everything under it needs a key, routes or not (401 before 404). */

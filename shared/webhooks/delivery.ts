@@ -19,6 +19,7 @@ import { canRead } from '../events/visibility'
 import { outreachBackoffMs } from '../outreach/delivery'
 import { FetchError, safeFetch, WEBHOOK_LIMITS, type ResolveHost } from '../platform/fetch'
 import type { Services } from '../platform/services'
+import { plainJson } from '../platform/plain-json'
 import { openSecret } from '../platform/secret-box'
 import { webhookHeaders } from './signature'
 import { recordDeliveryStats, type AttemptOutcomeLabel } from './stats'
@@ -187,7 +188,7 @@ export async function runEndpoint(deps: Deps, endpointId: number, options: RunOp
   }
 
   const attempt = async ({ delivery, event }: Item): Promise<void> => {
-    const body = JSON.stringify(eventView(event))
+    const body = plainJson(eventView(event))
     const headers = {
       'content-type': 'application/json',
       'user-agent': WEBHOOK_USER_AGENT,
