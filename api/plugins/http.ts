@@ -1,8 +1,9 @@
 /**
  * Cross-cutting HTTP behaviour for every response, errors included (contract §6): request id,
- * `Cache-Control: no-store`, authentication before anything else, the JSON body rules
- * (api/request-body.ts), problem+json errors (api/problems.ts), one JSON log line and the
- * metrics per request. Only Elysia's public lifecycle hooks are used here; the few reads of its
+ * `Cache-Control: no-store`, `X-Content-Type-Options: nosniff` (§15), authentication before
+ * anything else, the JSON body rules (api/request-body.ts), problem+json errors
+ * (api/problems.ts), JSON answers with plain numbers, one JSON log line and the metrics per
+ * request. Only Elysia's public lifecycle hooks are used here; the few reads of its
  * objects beyond them live in api/elysia-adapter.ts.
  */
 import { Elysia } from 'elysia'
@@ -29,6 +30,9 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys'>, r
       metaByRequest.set(request, meta)
       set.headers['x-request-id'] = id
       set.headers['cache-control'] = 'no-store'
+      // contract §15 §6: no browser guesses a type other than the one sent (a JSON answer or a
+      // public copy read as HTML would run script that a description's author put there).
+      set.headers['x-content-type-options'] = 'nosniff'
       if (!meta.api) return
       // Authentication is route-independent and reads headers only, so it runs first: a bad key
       // is a 401 whatever else is wrong with the request, and no byte of an anonymous body is
