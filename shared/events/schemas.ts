@@ -71,12 +71,14 @@ export const EventDetailResponse = T.Object({ status: T.Literal('ok'), data: Eve
 export const EVENT_ID_RE = /^evt_[A-Za-z0-9]{1,64}$/
 
 /**
- * No length or pattern keyword, as `upload_id`: a keyword promises a 422, and an id of any shape
+ * No maximum or pattern keyword, as `upload_id`: a keyword promises a 422, and an id of any shape
  * is a 404 (contract §15); the routes answer it before validation. The request-head limit
- * (docs/limits.md) bounds it.
+ * (docs/limits.md) bounds it. minLength 1 only says what a path can hold: with an empty id the
+ * path is another route's (`/events/` lists).
  */
 export const EventIdParam = t.Object({
   event_id: t.String({
+    minLength: 1,
     description: 'An event id: `evt_` and 1–64 letters or digits. A value of any other length or characters names no event: 404, never 422.',
     examples: ['evt_19ac1f3e2b84kT9qLm2Xw8bZr1'],
   }),
