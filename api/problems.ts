@@ -20,7 +20,7 @@ export function problemBody(code: ErrorCode, detail: string, requestId: string, 
 export function problemResponse(status: number, body: unknown, requestId: string, headers: Record<string, string> = {}): Response {
   return new Response(typeof body === 'string' ? body : JSON.stringify(body), {
     status,
-    headers: { 'content-type': 'application/problem+json', 'cache-control': 'no-store', 'x-request-id': requestId, ...headers },
+    headers: { 'content-type': 'application/problem+json', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'x-request-id': requestId, ...headers },
   })
 }
 

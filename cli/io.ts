@@ -1,6 +1,7 @@
 /** What a running command gets: configuration, an open database, and its two outputs. */
 import { createDatabase, type Database } from '../db/client'
 import { getConfig, type Config } from '../shared/platform/config'
+import { plainJson, plainJsonText } from '../shared/platform/plain-json'
 import { describeConnectionError } from '../shared/platform/service-errors'
 import { CliError } from './errors'
 
@@ -49,7 +50,7 @@ export async function makeContext(json: boolean): Promise<OpenContext> {
     json,
     out(result, text) {
       endProgress()
-      process.stdout.write(json ? JSON.stringify(result) + '\n' : (text ?? JSON.stringify(result, null, 2)) + '\n')
+      process.stdout.write(json ? plainJson(result) + '\n' : (text ?? plainJsonText(JSON.stringify(result, null, 2))) + '\n')
     },
     note(line) {
       endProgress()

@@ -19,6 +19,15 @@ function authOf(request: Request): AuthContext {
   return auth
 }
 
+/**
+ * The scope check of an operation, for a route's own `transform` that must answer after it (a
+ * route's transform runs before the macro's).
+ */
+export function requireOperationScope(request: Request, id: OperationId): void {
+  const scope = OPERATIONS[id].scope
+  if (scope !== 'any') requireScope(authOf(request), scope)
+}
+
 const scoped = (scope: Scope | 'any', detail: Record<string, unknown> = {}) => ({
   transform({ request }: { request: Request }) {
     if (scope !== 'any') requireScope(authOf(request), scope)

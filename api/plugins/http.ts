@@ -1,8 +1,9 @@
 /**
  * Cross-cutting HTTP behaviour for every response, errors included (contract §6): request id,
- * `Cache-Control: no-store`, authentication before anything else, the JSON body rules
- * (api/request-body.ts), problem+json errors (api/problems.ts), one JSON log line and the
- * metrics per request. Only Elysia's public lifecycle hooks are used here; the few reads of its
+ * `Cache-Control: no-store`, `X-Content-Type-Options: nosniff` (§15), authentication before
+ * anything else, the JSON body rules (api/request-body.ts), problem+json errors
+ * (api/problems.ts), JSON answers with plain numbers, one JSON log line and the metrics per
+ * request. Only Elysia's public lifecycle hooks are used here; the few reads of its
  * objects beyond them live in api/elysia-adapter.ts.
  */
 import { Elysia } from 'elysia'
@@ -16,6 +17,7 @@ import { recordRefusal } from '../../shared/platform/idempotency'
 import { metaByRequest, type RequestMeta } from '../request-meta'
 import { isRefusedPath } from '../raw-path'
 import { checkJsonBody, containsNul, findNul, inspectJsonBody, nulError, parseJsonBody } from '../request-body'
+import { plainJson } from '../../shared/platform/plain-json'
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -29,6 +31,9 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys'>, r
       metaByRequest.set(request, meta)
       set.headers['x-request-id'] = id
       set.headers['cache-control'] = 'no-store'
+      // contract §15 §6: no browser guesses a type other than the one sent (a JSON answer or a
+      // public copy read as HTML would run script that a description's author put there).
+      set.headers['x-content-type-options'] = 'nosniff'
       // Before the key and any route: the path as resolved may name the parent resource (§6).
       if (isRefusedPath(request)) {
         meta.refusedPath = true
@@ -62,12 +67,20 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys'>, r
       if (meta.bodyHasNul) findNul(body, ['body'], errors)
       if (errors.length) throw new AppError('validation', validationDetail(errors), { errors })
     })
+    // A handler's object or array is written here rather than by Elysia, with numbers in plain
+    // decimals (contract §15: never `1e-7`); answers already made (Response, text) pass as they are.
+    .mapResponse({ as: 'global' }, ({ responseValue, set }) => {
+      if (!isPlainJson(responseValue)) return
+      const headers = { ...(set.headers as Record<string, string>) }
+      headers['content-type'] ??= 'application/json'
+      return new Response(plainJson(responseValue), { status: typeof set.status === 'number' ? set.status : 200, headers })
+    })
     .onError({ as: 'global' }, async ({ request, error, code, params, query }) => {
       const meta: RequestMeta = metaByRequest.get(request) ?? { id: randomUUID(), start: performance.now(), api: isApiPath(pathOf(request.url)) }
       metaByRequest.set(request, meta)
       const { status, body, headers } = toProblem(error, code, { method: request.method, path: pathOf(request.url) }, meta.id, deps.logger, { path: params, query })
       meta.status = status
-      const text = typeof body === 'string' ? body : JSON.stringify(body)
+      const text = typeof body === 'string' ? body : plainJson(body)
       // A refusal of an idempotent request is its key's answer: stored as exactly this text, so
       // a replay is the same bytes (shared/platform/idempotency.ts). No-op for other errors.
       await recordRefusal(error, status, text)
@@ -93,6 +106,13 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys'>, r
         business_id: meta.auth?.business.id,
       })
     })
+}
+
+/** A value Elysia would write as JSON: a plain object or an array. */
+function isPlainJson(value: unknown): value is object {
+  if (value === null || typeof value !== 'object') return false
+  const proto = Object.getPrototypeOf(value)
+  return Array.isArray(value) || proto === Object.prototype || proto === null
 }
 
 /** `/v1` itself and everything under it needs a key, routes or not (401 before 404). */

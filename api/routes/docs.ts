@@ -40,27 +40,57 @@ const SCALAR_CONFIGURATION = {
   externalUrls: { dashboardUrl: '', registryUrl: '', proxyUrl: '', apiBaseUrl: '' },
 }
 
-export function docsPage(bundlePath: string): string {
+/**
+ * contract §15 §6: the page may load and run only what comes from its own origin. Scripts are
+ * files of this origin (no inline script, no eval), and so are fetches (/openapi.json and the
+ * requests a reader sends from the page), images and fonts. Scalar's components set their styles
+ * at run time (style elements and attributes), so styles may be inline; nothing else is. The page
+ * may be framed by this origin only.
+ */
+export const DOCS_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self'",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'self'",
+].join('; ')
+
+/** The script that starts the reference: a file, since the page's policy runs no inline script. */
+export function docsInitScript(): string {
   // The mount point must not be `#api-reference`: the bundle mounts a second, default-configured
-  // reference (web fonts included) on any element with that id. `<` is escaped so the JSON can
-  // never close the script element.
-  const configuration = JSON.stringify(SCALAR_CONFIGURATION).replaceAll('<', '\\u003c')
+  // reference (web fonts included) on any element with that id.
+  return `Scalar.createApiReference('#reference', ${JSON.stringify(SCALAR_CONFIGURATION)})\n`
+}
+
+export function docsPage(bundlePath: string, initPath: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Property and Lead Management API</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
 <body><div id="reference"></div>
 <script src="${bundlePath}"></script>
-<script>Scalar.createApiReference('#reference', ${configuration})</script></body></html>`
+<script src="${initPath}"></script></body></html>`
 }
 
 export const docsRoutes = () => {
   const bundle = locateBundle()
   const bundlePath = `/docs/assets/scalar-${bundle.version}/standalone.js`
-  const page = docsPage(bundlePath)
+  const initPath = '/docs/init.js'
+  const page = docsPage(bundlePath, initPath)
+  const init = docsInitScript()
   return new Elysia({ name: 'routes.docs', detail: { hide: true } })
     .get('/docs', ({ set }) => {
       set.headers['content-type'] = 'text/html; charset=utf-8'
+      set.headers['content-security-policy'] = DOCS_CSP
       return page
+    }, { detail: { hide: true } })
+    .get(initPath, ({ set }) => {
+      set.headers['content-type'] = 'text/javascript; charset=utf-8'
+      return init
     }, { detail: { hide: true } })
     .get('/docs/assets/:asset/standalone.js', async ({ params, set }) => {
       // Only the installed version exists: an old page asking for another one gets a 404, never other bytes under a year-long cache.

@@ -4,15 +4,29 @@
  */
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
-import { authPlugin } from '../plugins/auth'
+import { authPlugin, requireOperationScope } from '../plugins/auth'
 import { getEvent, listEventsJson } from '../../shared/events/operations'
-import { EventDetailResponse, EventIdParam, EventListQuery, EventListResponse } from '../../shared/events/schemas'
+import { EventDetailResponse, EventIdParam, EventListQuery, EventListResponse, isEventId } from '../../shared/events/schemas'
+import { notFound } from '../../shared/platform/errors'
 import { redeliverEvent } from '../../shared/webhooks/operations'
 import { RedeliverRequest, RedeliverResponse } from '../../shared/webhooks/schemas'
 
 const NUMERIC_QUERY = ['after', 'limit'] as const
 
-const VISIBILITY = 'A key sees the events of what its scopes can read: `lead.*` and `inquiry.*` need `leads:read`; `property.*`, `image.*` and `video.*` need `properties:read`. Other events are simply absent. Events are kept 30 days.'
+/**
+ * contract §15 §10.1: an id that names no visible event is a 404 whatever its shape, so one that
+ * cannot be an event id (any length, any characters, a percent-encoding that decodes to nothing)
+ * is answered before validation would call it a 422; a missing scope still answers 403 first.
+ */
+const eventIdOr404 = (operation: 'getEvent' | 'redeliverEvent') => ({ params, request }: { params: Record<string, unknown>; request: Request }) => {
+  requireOperationScope(request, operation)
+  if (!isEventId(params.event_id)) throw notFound('Event')
+}
+
+const VISIBILITY =
+  'A key sees the events of what its scopes can read: `lead.*` and `inquiry.*` need `leads:read`; `property.*`, `image.*` and `video.*` need `properties:read`, ' +
+  'and the types that carry private fields of listings (drafts, exact addresses) — `property.created`, `property.updated`, `image.*`, `video.*` — need `properties:write` as well. ' +
+  'A `properties:read` key without `properties:write` sees `property.published`, `property.unpublished` and `property.deleted` only. Other events are simply absent. Events are kept 30 days.'
 
 export const eventRoutes = (deps: AppDeps) =>
   new Elysia({ name: 'routes.events', prefix: '/v1', detail: { tags: ['Events'] } })
@@ -52,6 +66,7 @@ export const eventRoutes = (deps: AppDeps) =>
       async ({ auth, params }) => ({ status: 'ok' as const, data: await getEvent(deps, { businessId: auth.business.id, scopes: auth.scopes }, params.event_id), authenticated_as: auth.business.name }),
       {
         operation: 'getEvent',
+        transform: eventIdOr404('getEvent'),
         params: EventIdParam,
         response: { 200: EventDetailResponse },
         detail: { summary: 'Retrieve an event', description: `404 for an id that names no event visible to the key, whatever its shape. ${VISIBILITY}` },
@@ -66,6 +81,7 @@ export const eventRoutes = (deps: AppDeps) =>
       },
       {
         operation: 'redeliverEvent',
+        transform: eventIdOr404('redeliverEvent'),
         params: EventIdParam,
         body: RedeliverRequest,
         response: { 202: RedeliverResponse },

@@ -3,6 +3,7 @@
  * could see), one line each, or one JSON object per event with `--json`. Starts after the newest
  * event (`--after N` to start elsewhere); `--once` prints what there is and stops.
  */
+import { plainJson } from '../../shared/platform/plain-json'
 import { businessFlag, command, UsageError, type Group } from '../spec'
 
 const POLL_MS = 500
@@ -48,7 +49,7 @@ export const events: Group = {
         while (!stop) {
           const page = await eventsAfter(ctx, businessId, after, 500)
           for (const e of page) {
-            process.stdout.write(ctx.json ? JSON.stringify(e) + '\n' : `${e.sequence}  ${e.created_at}  ${e.id}  ${e.type}  ${JSON.stringify(e.data.object).slice(0, 200)}\n`)
+            process.stdout.write(ctx.json ? plainJson(e) + '\n' : `${e.sequence}  ${e.created_at}  ${e.id}  ${e.type}  ${plainJson(e.data.object).slice(0, 200)}\n`)
             after = e.sequence
           }
           if (args.once && page.length < 500) break

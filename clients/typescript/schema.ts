@@ -585,7 +585,7 @@ export interface paths {
         };
         /**
          * List events
-         * @description Events after `after`, ascending by `sequence` (strictly increasing within the business, in commit order), at most `limit`. Keep `next_after` and pass it as `after` to continue; `has_more` says whether another page is ready now. `types` narrows the list (`lead.created,property.*`); an unknown type is a 422. A key sees the events of what its scopes can read: `lead.*` and `inquiry.*` need `leads:read`; `property.*`, `image.*` and `video.*` need `properties:read`. Other events are simply absent. Events are kept 30 days.
+         * @description Events after `after`, ascending by `sequence` (strictly increasing within the business, in commit order), at most `limit`. Keep `next_after` and pass it as `after` to continue; `has_more` says whether another page is ready now. `types` narrows the list (`lead.created,property.*`); an unknown type is a 422. A key sees the events of what its scopes can read: `lead.*` and `inquiry.*` need `leads:read`; `property.*`, `image.*` and `video.*` need `properties:read`, and the types that carry private fields of listings (drafts, exact addresses) — `property.created`, `property.updated`, `image.*`, `video.*` — need `properties:write` as well. A `properties:read` key without `properties:write` sees `property.published`, `property.unpublished` and `property.deleted` only. Other events are simply absent. Events are kept 30 days.
          */
         get: operations["listEvents"];
         put?: never;
@@ -605,7 +605,7 @@ export interface paths {
         };
         /**
          * Retrieve an event
-         * @description 404 for an id that names no event visible to the key, whatever its shape. A key sees the events of what its scopes can read: `lead.*` and `inquiry.*` need `leads:read`; `property.*`, `image.*` and `video.*` need `properties:read`. Other events are simply absent. Events are kept 30 days.
+         * @description 404 for an id that names no event visible to the key, whatever its shape. A key sees the events of what its scopes can read: `lead.*` and `inquiry.*` need `leads:read`; `property.*`, `image.*` and `video.*` need `properties:read`, and the types that carry private fields of listings (drafts, exact addresses) — `property.created`, `property.updated`, `image.*`, `video.*` — need `properties:write` as well. A `properties:read` key without `properties:write` sees `property.published`, `property.unpublished` and `property.deleted` only. Other events are simply absent. Events are kept 30 days.
          */
         get: operations["getEvent"];
         put?: never;
@@ -1205,7 +1205,7 @@ export interface components {
             property_types?: components["schemas"]["PropertyType"][];
             rating?: number;
             urgency?: components["schemas"]["LeadUrgency"];
-            /** @description Euros. */
+            /** @description Euros. At most 10,000,000,000. */
             budget_max?: number;
             min_bedrooms?: number;
             /** @description Free text, up to 10,000 characters (contract §15). */
@@ -1366,7 +1366,7 @@ export interface components {
             property_types?: components["schemas"]["PropertyType"][];
             rating?: number | null;
             urgency?: components["schemas"]["LeadUrgency"] | null;
-            /** @description Maximum budget in euros (monthly rent for `alquiler`). */
+            /** @description Maximum budget in euros (monthly rent for `alquiler`). At most 10,000,000,000. */
             budget_max?: number | null;
             min_bedrooms?: number | null;
             search_location?: components["schemas"]["SearchLocationInput"] | null;
@@ -1442,7 +1442,7 @@ export interface components {
             property_types?: components["schemas"]["PropertyType"][];
             rating?: number | null;
             urgency?: components["schemas"]["LeadUrgency"] | null;
-            /** @description Maximum budget in euros (monthly rent for `alquiler`). */
+            /** @description Maximum budget in euros (monthly rent for `alquiler`). At most 10,000,000,000. */
             budget_max?: number | null;
             min_bedrooms?: number | null;
             search_location?: components["schemas"]["SearchLocationInput"] | null;
@@ -1633,6 +1633,7 @@ export interface components {
             bathrooms: number;
             /** @description Omitted when hidden. */
             postal_code?: string;
+            /** @description HTML reduced to an allow-list (contract §15): `p br ul ol li strong b em i h2 h3 h4`, and `a` with an absolute `http`, `https` or `mailto` `href`, given `rel="nofollow noopener"`. Scripts and styles are removed with their text; comments, attributes and other elements are removed and their text kept (a block such as `div` leaves a line break). The same holds for each `specs.translations` description. `GET /properties/{id}/private` returns what was sent. */
             description: string;
             images: components["schemas"]["PropertyImage"][];
             videos: components["schemas"]["PropertyVideo"][];
@@ -1875,7 +1876,7 @@ export interface components {
             type: components["schemas"]["PropertyType"];
             subtype?: components["schemas"]["PropertySubtypeKey"];
             title: string;
-            /** @description HTML; default empty. */
+            /** @description HTML; default empty. Stored as sent (the private read returns it); public representations carry it reduced to an allow-list (contract §15, see `Property.description`). */
             description?: string;
             pricing: components["schemas"]["PropertyPricing"];
             location: components["schemas"]["PropertyLocation"];
@@ -1964,11 +1965,11 @@ export interface components {
          *     }
          */
         PropertyPricing: {
-            /** @description Sale price (€); required when `venta` is listed. */
+            /** @description Sale price (€); required when `venta` is listed. At most 10,000,000,000. */
             sale?: number;
-            /** @description Monthly rent (€); required when `alquiler` is listed. */
+            /** @description Monthly rent (€); required when `alquiler` is listed. At most 10,000,000,000. */
             rent?: number;
-            /** @description Transfer price (€); required when `traspaso` is listed. */
+            /** @description Transfer price (€); required when `traspaso` is listed. At most 10,000,000,000. */
             transfer?: number;
         };
         /** PropertyResponse */
@@ -1982,39 +1983,33 @@ export interface components {
         PropertySpecs: {
             translations?: {
                 ca?: {
-                    /** @description As `title`: at most 300 characters. */
                     title?: string;
-                    /** @description HTML, as `description`: at most 50000 characters. */
+                    /** @description HTML reduced to the allow-list of `description`. */
                     description?: string;
                 };
                 en?: {
-                    /** @description As `title`: at most 300 characters. */
                     title?: string;
-                    /** @description HTML, as `description`: at most 50000 characters. */
+                    /** @description HTML reduced to the allow-list of `description`. */
                     description?: string;
                 };
                 fr?: {
-                    /** @description As `title`: at most 300 characters. */
                     title?: string;
-                    /** @description HTML, as `description`: at most 50000 characters. */
+                    /** @description HTML reduced to the allow-list of `description`. */
                     description?: string;
                 };
                 de?: {
-                    /** @description As `title`: at most 300 characters. */
                     title?: string;
-                    /** @description HTML, as `description`: at most 50000 characters. */
+                    /** @description HTML reduced to the allow-list of `description`. */
                     description?: string;
                 };
                 pt?: {
-                    /** @description As `title`: at most 300 characters. */
                     title?: string;
-                    /** @description HTML, as `description`: at most 50000 characters. */
+                    /** @description HTML reduced to the allow-list of `description`. */
                     description?: string;
                 };
                 it?: {
-                    /** @description As `title`: at most 300 characters. */
                     title?: string;
-                    /** @description HTML, as `description`: at most 50000 characters. */
+                    /** @description HTML reduced to the allow-list of `description`. */
                     description?: string;
                 };
             };
@@ -2159,14 +2154,14 @@ export interface components {
             type?: components["schemas"]["PropertyType"];
             subtype?: components["schemas"]["PropertySubtypeKey"] | null;
             title?: string;
-            /** @description HTML; default empty. */
+            /** @description HTML; default empty. Stored as sent (the private read returns it); public representations carry it reduced to an allow-list (contract §15, see `Property.description`). */
             description?: string | null;
             pricing?: {
-                /** @description Sale price (€); required when `venta` is listed. */
+                /** @description Sale price (€); required when `venta` is listed. At most 10,000,000,000. */
                 sale?: number | null;
-                /** @description Monthly rent (€); required when `alquiler` is listed. */
+                /** @description Monthly rent (€); required when `alquiler` is listed. At most 10,000,000,000. */
                 rent?: number | null;
-                /** @description Transfer price (€); required when `traspaso` is listed. */
+                /** @description Transfer price (€); required when `traspaso` is listed. At most 10,000,000,000. */
                 transfer?: number | null;
             };
             location?: {
@@ -2840,7 +2835,7 @@ export interface components {
              * @description http(s) URL that receives the deliveries. Loopback, private and other non-public addresses are refused (422 on `url`); the host name is resolved when the endpoint is created or changed, and again at every delivery.
              */
             url: string;
-            /** @description Event types (`lead.created`), families (`property.*`) or `*`. Each may name only types the key can read (`lead.*`, `inquiry.*`: `leads:read`; `property.*`, `image.*`, `video.*`: `properties:read`), else 422. */
+            /** @description Event types (`lead.created`), families (`property.*`) or `*`. An exact type must be one the key can read (`lead.*`, `inquiry.*`: `leads:read`; `property.*`, `image.*`, `video.*`: `properties:read`, and `property.created`, `property.updated`, `image.*`, `video.*` also `properties:write`), else 422; a wildcard needs the read scope of each family it covers, else 422. The endpoint is sent only the types the key that set the subscription can read, whatever a wildcard matches: `property.*` chosen by a `properties:read` key delivers `property.published`, `property.unpublished` and `property.deleted`. A PATCH of `url` by a key that reads less narrows it to what that key reads. */
             enabled_events: ("lead.created" | "lead.updated" | "lead.deleted" | "inquiry.created" | "property.created" | "property.updated" | "property.published" | "property.unpublished" | "property.deleted" | "image.ready" | "image.failed" | "video.ready" | "video.failed" | "lead.*" | "inquiry.*" | "property.*" | "image.*" | "video.*" | "*")[];
             description?: string | null;
         };
@@ -2935,7 +2930,7 @@ export interface components {
              * @description http(s) URL that receives the deliveries. Loopback, private and other non-public addresses are refused (422 on `url`); the host name is resolved when the endpoint is created or changed, and again at every delivery.
              */
             url?: string;
-            /** @description Event types (`lead.created`), families (`property.*`) or `*`. Each may name only types the key can read (`lead.*`, `inquiry.*`: `leads:read`; `property.*`, `image.*`, `video.*`: `properties:read`), else 422. */
+            /** @description Event types (`lead.created`), families (`property.*`) or `*`. An exact type must be one the key can read (`lead.*`, `inquiry.*`: `leads:read`; `property.*`, `image.*`, `video.*`: `properties:read`, and `property.created`, `property.updated`, `image.*`, `video.*` also `properties:write`), else 422; a wildcard needs the read scope of each family it covers, else 422. The endpoint is sent only the types the key that set the subscription can read, whatever a wildcard matches: `property.*` chosen by a `properties:read` key delivers `property.published`, `property.unpublished` and `property.deleted`. A PATCH of `url` by a key that reads less narrows it to what that key reads. */
             enabled_events?: ("lead.created" | "lead.updated" | "lead.deleted" | "inquiry.created" | "property.created" | "property.updated" | "property.published" | "property.unpublished" | "property.deleted" | "image.ready" | "image.failed" | "video.ready" | "video.failed" | "lead.*" | "inquiry.*" | "property.*" | "image.*" | "video.*" | "*")[];
             description?: string | null;
             /** @enum {string} */

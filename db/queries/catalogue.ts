@@ -223,6 +223,21 @@ export async function propertiesInSlice(db: Db, slice: PropertySlice): Promise<P
   return db.select().from(properties).where(where).orderBy(asc(properties.id)).limit(slice.batchSize)
 }
 
+/**
+ * Moves the stored catalogue derivation forward to `version` (in the caller's transaction, its
+ * row locked until commit); true when this call moved it, so exactly one caller acts on it.
+ */
+export async function advanceCatalogueDerivation(db: Db, version: number): Promise<boolean> {
+  const rows = await db.execute(dsql`update catalogue_derivation set version = ${version} where id and version < ${version} returning version`)
+  return rows.length > 0
+}
+
+/** Businesses that have catalogue rows, from the trigger-kept counts (no scan of the rows). */
+export async function businessesWithCatalogueRows(db: Db): Promise<number[]> {
+  const rows = await db.execute<{ business_id: number }>(dsql`select business_id from catalogue_counts where entries > 0 order by business_id`)
+  return rows.map((r) => r.business_id)
+}
+
 /** The stored public JSON of one published property of this business, as text (no re-serialising). */
 export async function getCatalogueDocText(sql: Sql, businessId: number, propertyId: number): Promise<string | null> {
   // Primary key lookup; business_id checked so another workspace's id is "not found".

@@ -11,8 +11,12 @@ export const intArray = (values: readonly number[]) => sql`array(select jsonb_ar
 
 export interface NewEventRow {
   type: string
-  data: unknown
+  data?: unknown
+  /** `data` already written as JSON text (how the service records them: numbers in plain decimals); wins over `data`. */
+  dataJson?: string
 }
+
+const dataText = (e: NewEventRow) => e.dataJson ?? JSON.stringify(e.data)
 
 /** A timestamp column as JavaScript's toISOString writes it (UTC, milliseconds, truncated). */
 export const isoText = (column: SQL) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
@@ -26,14 +30,14 @@ export const isoText = (column: SQL) => sql`to_char(${column} at time zone 'UTC'
 function insertEventsSql(businessId: number, rows: NewEventRow[]): SQL {
   if (rows.length === 1) {
     const [e] = rows
-    return sql`insert into event_outbox (business_id, type, data) values (${businessId}, ${e.type}, ${JSON.stringify(e.data)}::json)`
+    return sql`insert into event_outbox (business_id, type, data) values (${businessId}, ${e.type}, ${dataText(e)}::json)`
   }
-  // json, not jsonb: each `data` keeps the text it arrived as (its keys in the order they were
-  // written), without being parsed into jsonb and rendered back.
+  // json, not jsonb: each `data` keeps the text it was written as (its keys in the order they
+  // were written, its numbers as written), without being parsed into jsonb and rendered back.
   return sql`
     insert into event_outbox (business_id, type, data)
-    select ${businessId}, e.type, e.data
-    from rows from (json_to_recordset(${JSON.stringify(rows)}::json) as (type text, data json)) with ordinality as e(type, data, n)
+    select ${businessId}, e.type, e.data::json
+    from rows from (json_to_recordset(${JSON.stringify(rows.map((e) => ({ type: e.type, data: dataText(e) })))}::json) as (type text, data text)) with ordinality as e(type, data, n)
     order by e.n`
 }
 

@@ -16,7 +16,7 @@ export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect
 
 export async function insertEndpoint(
   db: Db,
-  values: { businessId: number; url: string; description: string | null; enabledEvents: string[]; secretSealed: string },
+  values: { businessId: number; url: string; description: string | null; enabledEvents: string[]; eventScopes: string[]; secretSealed: string },
 ): Promise<WebhookEndpointRow> {
   const [row] = await db.insert(webhookEndpoints).values(values).returning()
   return row
@@ -54,7 +54,7 @@ export async function findEndpointById(db: Db, id: number): Promise<WebhookEndpo
 export async function updateEndpoint(
   db: Db,
   id: number,
-  set: Partial<Pick<WebhookEndpointRow, 'url' | 'description' | 'enabledEvents' | 'status' | 'disabledReason' | 'failingSince'>>,
+  set: Partial<Pick<WebhookEndpointRow, 'url' | 'description' | 'enabledEvents' | 'eventScopes' | 'status' | 'disabledReason' | 'failingSince'>>,
 ): Promise<WebhookEndpointRow> {
   const [row] = await db.update(webhookEndpoints).set({ ...set, updatedAt: sql`now()` }).where(eq(webhookEndpoints.id, id)).returning()
   return row
@@ -81,12 +81,12 @@ export async function rotateEndpointSecret(db: Db, id: number, secretSealed: str
 }
 
 /** The enabled endpoints of these businesses (the relay matches events against them). */
-export async function enabledEndpointsOf(db: Db, businessIds: number[]): Promise<Pick<WebhookEndpointRow, 'id' | 'businessId' | 'enabledEvents'>[]> {
+export async function enabledEndpointsOf(db: Db, businessIds: number[]): Promise<Pick<WebhookEndpointRow, 'id' | 'businessId' | 'enabledEvents' | 'eventScopes'>[]> {
   if (businessIds.length === 0) return []
-  const rows = await db.execute<{ id: number; business_id: number; enabled_events: string[] }>(sql`
-    select id, business_id, enabled_events from webhook_endpoints
+  const rows = await db.execute<{ id: number; business_id: number; enabled_events: string[]; event_scopes: string[] }>(sql`
+    select id, business_id, enabled_events, event_scopes from webhook_endpoints
     where business_id = any(${intArray(businessIds)}) and status = 'enabled'`)
-  return [...rows].map((r) => ({ id: r.id, businessId: r.business_id, enabledEvents: r.enabled_events }))
+  return [...rows].map((r) => ({ id: r.id, businessId: r.business_id, enabledEvents: r.enabled_events, eventScopes: r.event_scopes }))
 }
 
 /**
@@ -237,6 +237,14 @@ export async function reopenDelivery(db: Db, businessId: number, endpointId: num
     on conflict (endpoint_id, event_id) do update set state = 'pending', next_attempt_at = now(), created_at = now()
     returning id`)
   return rows[0].id
+}
+
+/** These deliveries, if still pending, end `cancelled` (the endpoint may not be sent their event). */
+export async function cancelPendingDeliveries(db: Db, deliveryIds: string[]): Promise<void> {
+  if (deliveryIds.length === 0) return
+  await db.execute(sql`
+    update webhook_deliveries set state = 'cancelled', next_attempt_at = null
+    where id = any(${textArray(deliveryIds)}::uuid[]) and state = 'pending'`)
 }
 
 /** Pending deliveries of these events end `cancelled` (their event was erased, contract §13). */

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { bigint, boolean, customType, doublePrecision, index, integer, json, pgSequence, pgTable, point, primaryKey, text, timestamp } from 'drizzle-orm/pg-core'
+import { bigint, boolean, check, customType, doublePrecision, index, integer, json, pgSequence, pgTable, point, primaryKey, text, timestamp } from 'drizzle-orm/pg-core'
 import { businesses } from './businesses'
 import { properties } from './properties'
 import { geographyPoint } from './types'
@@ -163,3 +163,18 @@ export const catalogueGeoCells = pgTable(
 
 /** Values of catalogue_counts.generation: a sequence, so a generation never repeats, even after a truncate. */
 export const catalogueGenerationSeq = pgSequence('catalogue_generation_seq')
+
+/**
+ * The derivation of the public document that the stored catalogue rows were built with (one
+ * row, migration 0029). When the code's is newer (shared/listings/catalogue-upgrade.ts), the
+ * first worker to notice moves this forward and queues a rebuild of every business's rows, so a
+ * change to what a public document holds reaches the rows stored before it.
+ */
+export const catalogueDerivation = pgTable(
+  'catalogue_derivation',
+  {
+    id: boolean('id').primaryKey().default(true),
+    version: integer('version').notNull(),
+  },
+  (t) => [check('catalogue_derivation_one_row', sql`${t.id}`)],
+)

@@ -12,6 +12,12 @@ export const webhookEndpoints = pgTable(
     url: text('url').notNull(),
     description: text('description'),
     enabledEvents: text('enabled_events').array().notNull(),
+    /**
+     * The read scopes (of leads:read, properties:read, properties:write) of the key that chose
+     * the subscription, narrowed by any key that changed the URL since: the endpoint is sent only
+     * the types these can read (contract §15 §10.1), whatever its wildcards match.
+     */
+    eventScopes: text('event_scopes').array().notNull(),
     status: text('status', { enum: ['enabled', 'disabled'] }).notNull().default('enabled'),
     disabledReason: text('disabled_reason'),
     secretSealed: text('secret_sealed').notNull(),

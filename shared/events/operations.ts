@@ -44,7 +44,7 @@ export async function listEventsJson(deps: Pick<Services, 'database'>, auth: { b
 /** 404 for an id of another business, of a type the key cannot read, or of any other shape (contract §15). */
 export async function getEvent(deps: Pick<Services, 'database'>, auth: { businessId: number; scopes: readonly Scope[] }, eventId: string): Promise<EventView> {
   const types = visibleTypes(auth.scopes)
-  const row = EVENT_ID_RE.test(eventId) && types.prefixes.length ? await queries.findEvent(deps.database.db, auth.businessId, eventId, types) : null
+  const row = EVENT_ID_RE.test(eventId) && types.exact.length + types.prefixes.length ? await queries.findEvent(deps.database.db, auth.businessId, eventId, types) : null
   if (!row) throw notFound('Event')
   return eventView(row)
 }

@@ -7,6 +7,7 @@
  */
 import type { Db } from '../../db/client'
 import { appendEvents, type NewEventRow } from '../../db/queries/events'
+import { plainJson } from '../platform/plain-json'
 import type { EventType } from './schemas'
 
 export interface NewEvent {
@@ -34,7 +35,8 @@ export function eventRows(events: NewEvent[]): NewEventRow[] {
   if (!recording) return []
   return events.map((e) => ({
     type: e.type,
-    data: e.previousAttributes === undefined ? { object: e.object } : { object: e.object, previous_attributes: e.previousAttributes },
+    // Written once here, numbers in plain decimals (contract §15): GET /events sends this text as it is.
+    dataJson: plainJson(e.previousAttributes === undefined ? { object: e.object } : { object: e.object, previous_attributes: e.previousAttributes }),
   }))
 }
 

@@ -45,7 +45,7 @@ export const Event = T.Object(
 )
 export type EventView = Static<typeof Event>
 
-const TYPES_ABOUT = `Comma-separated event types or families: ${EVENT_TYPE_PATTERNS.map((p) => `\`${p}\``).join(', ')}. Types the key cannot read are never returned.`
+const TYPES_ABOUT = `Comma-separated event types or families: ${EVENT_TYPE_PATTERNS.map((p) => `\`${p}\``).join(', ')}. Types the key cannot read (see the operation) are never returned.`
 
 export const EventListQuery = t.Object({
   types: t.Optional(t.String({ minLength: 1, maxLength: 1000, description: TYPES_ABOUT, examples: ['lead.created,property.*'] })),
@@ -70,6 +70,19 @@ export const EventDetailResponse = T.Object({ status: T.Literal('ok'), data: Eve
 /** Event ids as new_event_id() mints them (and the older 9-character time prefix); anything else names no event (a 404, contract §15). */
 export const EVENT_ID_RE = /^evt_[A-Za-z0-9]{1,64}$/
 
+/**
+ * No maximum or pattern keyword, as `upload_id`: a keyword promises a 422, and an id of any shape
+ * is a 404 (contract §15); the routes answer it before validation. The request-head limit
+ * (docs/limits.md) bounds it. minLength 1 only says what a path can hold: with an empty id the
+ * path is another route's (`/events/` lists).
+ */
 export const EventIdParam = t.Object({
-  event_id: t.String({ minLength: 1, maxLength: 4096, description: 'An event id (`evt_…`). Any other value names no event: 404.', examples: ['evt_19ac1f3e2b84kT9qLm2Xw8bZr1'] }),
+  event_id: t.String({
+    minLength: 1,
+    description: 'An event id: `evt_` and 1–64 letters or digits. A value of any other length or characters names no event: 404, never 422.',
+    examples: ['evt_19ac1f3e2b84kT9qLm2Xw8bZr1'],
+  }),
 })
+
+/** A path's event_id that cannot name an event (malformed percent-encoding leaves none): 404 before validation. */
+export const isEventId = (value: unknown): value is string => typeof value === 'string' && EVENT_ID_RE.test(value)

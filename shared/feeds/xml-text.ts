@@ -3,6 +3,8 @@
  * (C0 controls except tab, line feed and carriage return; lone surrogates; U+FFFE, U+FFFF)
  * dropped, so a document stays well-formed whatever a listing holds (contract §12).
  */
+import { plainNumber } from '../platform/plain-json'
+
 // eslint-disable-next-line no-control-regex
 const FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' }
@@ -14,7 +16,8 @@ export function xmlText(value: string): string {
 /** `<name>text</name>`, or nothing when the text is empty after cleaning. */
 export function element(name: string, value: string | number | null | undefined): string {
   if (value === null || value === undefined) return ''
-  const text = typeof value === 'number' ? String(value) : xmlText(value)
+  // Kyero reads decimals, never `1e-7` (contract §15: no output in exponent notation).
+  const text = typeof value === 'number' ? plainNumber(value) : xmlText(value)
   return text === '' ? '' : `<${name}>${text}</${name}>`
 }
 

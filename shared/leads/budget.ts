@@ -8,10 +8,15 @@
  * - A range written high-low (`900-700`) is still a range of whole numbers; its upper bound is
  *   the larger number.
  * - More than 15 digits cannot be stored exactly as a number and is malformed.
+ * - An upper bound over 10,000,000,000 (contract §15 §3 prices: the bound of every `budget_max`)
+ *   is malformed too: the one answer api-spec §4.11 rule 5 gives a budget that cannot become
+ *   `budget_max`, rather than a 422 the form integrations it serves do not expect, or a lead
+ *   stored without the budget it was sent with.
  * - Anything else (decimal separators `1.200`/`1200,50`, currency `€900`, words, signs, two
  *   dashes) is malformed and answers the documented 500.
  */
 import { AppError } from '../platform/errors'
+import { MAX_PRICE } from '../platform/schemas'
 
 const BUDGET_RE = /^\s*(\d{1,15})(?:\s*-\s*(\d{1,15}))?\s*$/
 
@@ -34,5 +39,7 @@ export function parseBudgetMax(raw: string | null | undefined): number | null {
   const m = BUDGET_RE.exec(raw)
   if (!m) throw new InvalidBudgetError(raw)
   const low = Number(m[1])
-  return m[2] === undefined ? low : Math.max(low, Number(m[2]))
+  const max = m[2] === undefined ? low : Math.max(low, Number(m[2]))
+  if (max > MAX_PRICE) throw new InvalidBudgetError(raw)
+  return max
 }

@@ -6,7 +6,7 @@
  */
 import { Type as T, type Static, type TSchema } from '@sinclair/typebox'
 import { t } from 'elysia'
-import { MAX_ID, Nullable, Timestamp, literalUnion } from '../platform/schemas'
+import { MAX_ID, Nullable, Price, Timestamp, literalUnion } from '../platform/schemas'
 import { PROPERTY_TYPES } from '../listings/subtypes'
 import { INVALID_PHONE_MESSAGE } from './phones'
 import { invalidBudgetDetail } from './budget'
@@ -56,7 +56,7 @@ const fields = {
   property_types: T.Array(PropertyTypeItem, { maxItems: PROPERTY_TYPES.length, uniqueItems: true }),
   rating: T.Integer({ minimum: 1, maximum: 5 }),
   urgency: LeadUrgencySchema,
-  budget_max: T.Number({ minimum: 0, description: 'Maximum budget in euros (monthly rent for `alquiler`).' }),
+  budget_max: Price('Maximum budget in euros (monthly rent for `alquiler`).'),
   min_bedrooms: T.Integer({ minimum: 0, maximum: 1000 }),
   search_location: SearchLocationInput,
   notes: T.String({ maxLength: MAX_LEAD_NOTES, description: 'Free text, up to 10,000 characters (contract §15).' }),
@@ -264,7 +264,7 @@ export const InquiryLead = T.Object(
     property_types: T.Optional(T.Array(literalUnion(PROPERTY_TYPES), { uniqueItems: true, maxItems: PROPERTY_TYPES.length, description: 'Property type keys (api-spec §2.1).' })),
     rating: T.Optional(T.Integer({ minimum: 1, maximum: 5 })),
     urgency: T.Optional(literalUnion(LEAD_URGENCIES)),
-    budget_max: T.Optional(T.Number({ minimum: 0, description: 'Euros.' })),
+    budget_max: T.Optional(Price('Euros.')),
     min_bedrooms: T.Optional(T.Integer({ minimum: 0, maximum: 1000 })),
     notes: T.Optional(T.String({ maxLength: MAX_LEAD_NOTES, description: 'Free text, up to 10,000 characters (contract §15).' })),
   },

@@ -7,6 +7,7 @@
 import type { Static } from '@sinclair/typebox'
 import type { CatalogueFilterColumns } from '../../db/queries/catalogue'
 import type { PropertyArea, PropertyCharacteristics, PropertyLocation, PropertyView } from './schemas'
+import { sanitizeDescription } from './description-html'
 import { subtypeLabel, type PropertyType } from './subtypes'
 
 export const OPERATION_ORDER = ['venta', 'alquiler', 'traspaso'] as const
@@ -75,6 +76,18 @@ export function publicVideos(videos: readonly ReadyVideo[]): PropertyView['video
       ...(v.thumbnailUrl !== null ? { thumbnail_url: v.thumbnailUrl } : {}),
       ...(v.embedUrl !== null ? { embed_url: v.embedUrl } : {}),
     }))
+}
+
+type Translations = NonNullable<Static<typeof PropertyCharacteristics>['translations']>
+
+/** Each language's description sanitised as the base one (contract §15 §3 `description`); titles are text and stay. */
+function publicTranslations(translations: Translations): Translations {
+  const out: Translations = {}
+  for (const [lang, text] of Object.entries(translations) as [keyof Translations, Translations[keyof Translations]][]) {
+    if (!text) continue
+    out[lang] = text.description === undefined ? text : { ...text, description: sanitizeDescription(text.description) }
+  }
+  return out
 }
 
 /** The public representation (api-spec §2.1), as its schema says. */
@@ -196,6 +209,7 @@ export function toPublicProperty(row: PrivatePropertyRow, images: readonly Ready
   // Key order as published since 1.0: characteristics, area extras, privacy, building, prices.
   const specs: PropertyView['specs'] = {
     ...characteristics,
+    ...(characteristics.translations ? { translations: publicTranslations(characteristics.translations) } : {}),
     ...(area.usable !== undefined ? { usable_area: area.usable } : {}),
     ...(area.built !== undefined ? { size_built: area.built } : {}),
     ...(area.plot !== undefined ? { plot_size: area.plot } : {}),
@@ -215,7 +229,8 @@ export function toPublicProperty(row: PrivatePropertyRow, images: readonly Ready
     size_total: area.total,
     bedrooms: row.bedrooms,
     bathrooms: row.bathrooms,
-    description: row.description,
+    // Portals insert it into their pages: only the allow-list of contract §15 is published.
+    description: sanitizeDescription(row.description),
     images: sorted.map((img, i) => ({ id: img.id, url: img.publicUrl, order: i + 1, is_primary: img.isPrimary, title: img.title })),
     videos: publicVideos(videos),
     specs,

@@ -5,7 +5,7 @@
  */
 import { OptionalKind, Type as T, type Static, type TNull, type TObject, type TOptional, type TProperties, type TSchema, type TUnion } from '@sinclair/typebox'
 import { t } from 'elysia'
-import { MAX_ID, Nullable, Timestamp, literalUnion } from '../platform/schemas'
+import { MAX_ID, Nullable, Price, Timestamp, literalUnion } from '../platform/schemas'
 import { Image as MediaImage, Video as MediaVideo } from '../media/schemas'
 import { MAX_AREAS, MAX_POLYGON_VERTICES } from './geo'
 import { PROPERTY_TYPES, SUBTYPE_KEYS } from './subtypes'
@@ -50,9 +50,9 @@ export const SubtypeKey = T.Union(SUBTYPE_KEYS.map((k) => T.Literal(k)), {
 
 export const PropertyPricing = T.Object(
   {
-    sale: T.Optional(T.Number({ minimum: 0, description: 'Sale price (€); required when `venta` is listed.' })),
-    rent: T.Optional(T.Number({ minimum: 0, description: 'Monthly rent (€); required when `alquiler` is listed.' })),
-    transfer: T.Optional(T.Number({ minimum: 0, description: 'Transfer price (€); required when `traspaso` is listed.' })),
+    sale: T.Optional(Price('Sale price (€); required when `venta` is listed.')),
+    rent: T.Optional(Price('Monthly rent (€); required when `alquiler` is listed.')),
+    transfer: T.Optional(Price('Transfer price (€); required when `traspaso` is listed.')),
   },
   { ...strict, title: 'PropertyPricing', examples: [{ sale: 250000 }] },
 )
@@ -186,7 +186,7 @@ const bodyFields = {
   type: PropertyTypeSchema,
   subtype: SubtypeKey,
   title: T.String({ minLength: 1, maxLength: LIMITS.title }),
-  description: T.String({ maxLength: LIMITS.description, description: 'HTML; default empty.' }),
+  description: T.String({ maxLength: LIMITS.description, description: 'HTML; default empty. Stored as sent (the private read returns it); public representations carry it reduced to an allow-list (contract §15, see `Property.description`).' }),
   pricing: PropertyPricing,
   location: PropertyLocation,
   area: PropertyArea,
@@ -290,9 +290,19 @@ export const VideoObject = T.Object(
 )
 const FeatureOut = T.Object({ key: T.String(), label: T.String(), value: FeatureValue, isextra: T.Boolean() }, { title: 'PropertyFeatureOut' })
 
+/** Published translations: each description sanitised (contract §15), so it may be longer than what was sent (`&` → `&amp;`). */
+const LangOut = T.Object(
+  {
+    title: T.Optional(T.String()),
+    description: T.Optional(T.String({ description: 'HTML reduced to the allow-list of `description`.' })),
+  },
+  strict,
+)
+
 export const Specs = T.Object(
   {
     ...PropertyCharacteristics.properties,
+    translations: T.Optional(T.Object({ ca: T.Optional(LangOut), en: T.Optional(LangOut), fr: T.Optional(LangOut), de: T.Optional(LangOut), pt: T.Optional(LangOut), it: T.Optional(LangOut) }, strict)),
     address_privacy: literalUnion(ADDRESS_PRIVACY),
     building_name: T.Optional(T.String({ description: 'Only when address privacy is `public`.' })),
     price_calc: T.Object({ price_alq: T.Optional(T.Number()), price_trasp: T.Optional(T.Number()) }),
@@ -312,7 +322,9 @@ export const Property = T.Object(
     bedrooms: T.Integer(),
     bathrooms: T.Integer(),
     postal_code: T.Optional(T.String({ description: 'Omitted when hidden.' })),
-    description: T.String(),
+    description: T.String({
+      description: 'HTML reduced to an allow-list (contract §15): `p br ul ol li strong b em i h2 h3 h4`, and `a` with an absolute `http`, `https` or `mailto` `href`, given `rel="nofollow noopener"`. Scripts and styles are removed with their text; comments, attributes and other elements are removed and their text kept (a block such as `div` leaves a line break). The same holds for each `specs.translations` description. `GET /properties/{id}/private` returns what was sent.',
+    }),
     images: T.Array(ImageObject),
     videos: T.Array(VideoObject),
     specs: Specs,

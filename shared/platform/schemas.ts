@@ -55,6 +55,14 @@ export const errorResponses = {
 /** Ids are PostgreSQL `integer`s: larger numbers can name no row and would fail in SQL. */
 export const MAX_ID = 2_147_483_647
 
+/**
+ * contract §15 §3 prices: a price or budget (euros) is at most ten thousand million, else a 422
+ * on the field. Far above any real listing, and low enough that no output ever writes one in
+ * exponent notation (JavaScript does from 1e21, PostgreSQL's float8 text from 1e15).
+ */
+export const MAX_PRICE = 10_000_000_000
+export const Price = (description: string) => T.Number({ minimum: 0, maximum: MAX_PRICE, description: `${description} At most 10,000,000,000.` })
+
 /** A path id as written: decimal digits without sign, leading zero, spaces or exponent (contract §6). */
 const PATH_ID_RE = /^[1-9][0-9]{0,9}$/
 

@@ -16,9 +16,11 @@
 import * as queries from '../../db/queries/webhooks'
 import { findEventsByIds, type EventRecord } from '../../db/queries/events'
 import { eventView } from '../events/operations'
+import { canRead } from '../events/visibility'
 import { outreachBackoffMs } from '../outreach/delivery'
 import { FetchError, safeFetch, WEBHOOK_LIMITS, type ResolveHost } from '../platform/fetch'
 import type { Services } from '../platform/services'
+import { plainJson } from '../platform/plain-json'
 import { openSecret } from '../platform/secret-box'
 import { webhookHeaders } from './signature'
 import { recordDeliveryStats, type AttemptOutcomeLabel } from './stats'
@@ -121,11 +123,17 @@ export async function runEndpoint(deps: Deps, endpointId: number, options: RunOp
       return
     }
     const events = await findEventsByIds(db, claimed.map((c) => c.eventId))
+    const unreadable: string[] = []
     // An event deleted meanwhile (retention) took its delivery with it.
     for (const delivery of claimed) {
       const event = events.get(delivery.eventId)
-      if (event) buffer.push({ delivery, event })
+      if (!event) continue
+      // The relay makes no such delivery; one made before the endpoint's subscription narrowed
+      // (or by an earlier version) is never sent (contract §15 §10.1).
+      if (canRead(event.type, endpoint.eventScopes)) buffer.push({ delivery, event })
+      else unreadable.push(delivery.id)
     }
+    await queries.cancelPendingDeliveries(db, unreadable)
   }
   const startRefill = () => (refilling ??= refill().finally(() => (refilling = null)))
 
@@ -181,7 +189,7 @@ export async function runEndpoint(deps: Deps, endpointId: number, options: RunOp
   }
 
   const attempt = async ({ delivery, event }: Item): Promise<void> => {
-    const body = JSON.stringify(eventView(event))
+    const body = plainJson(eventView(event))
     const headers = {
       'content-type': 'application/json',
       'user-agent': WEBHOOK_USER_AGENT,

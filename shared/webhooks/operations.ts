@@ -7,7 +7,7 @@ import type { WebhookEndpointRow } from '../../db/queries/webhooks'
 import type { Scope } from '../access/scopes'
 import { getEvent } from '../events/operations'
 import type { EventTypePattern } from '../events/schemas'
-import { unreadablePatterns } from '../events/visibility'
+import { canRead, eventScopesOf, unreadablePatterns } from '../events/visibility'
 import { AppError, fieldError, notFound } from '../platform/errors'
 import { checkUrl, FetchError, type ResolveHost } from '../platform/fetch'
 import { sealSecret } from '../platform/secret-box'
@@ -64,7 +64,11 @@ async function checkEndpointUrl(deps: Deps, url: string, resolve?: ResolveHost):
 function checkEventsReadable(patterns: readonly EventTypePattern[], scopes: readonly Scope[]): void {
   const refused = unreadablePatterns(patterns, scopes)
   if (refused.length) {
-    throw fieldError(['body', 'enabled_events'], `This key cannot read ${refused.map((p) => `"${p}"`).join(', ')} (lead.* and inquiry.* need leads:read; property.*, image.* and video.* need properties:read)`, 'forbidden_type')
+    throw fieldError(
+      ['body', 'enabled_events'],
+      `This key cannot read ${refused.map((p) => `"${p}"`).join(', ')} (lead.* and inquiry.* need leads:read; property.*, image.* and video.* need properties:read, and property.created, property.updated, image.* and video.* also properties:write)`,
+      'forbidden_type',
+    )
   }
 }
 
@@ -83,6 +87,8 @@ export async function createWebhookEndpoint(deps: Deps, auth: Auth, body: Webhoo
       url,
       description: body.description ?? null,
       enabledEvents: body.enabled_events,
+      // contract §15: a wildcard is sent only what this key can read.
+      eventScopes: eventScopesOf(auth.scopes),
       secretSealed: sealSecret(deps.config.appSecret, secret, webhookSecretContext(auth.businessId)),
     })
   })
@@ -107,7 +113,12 @@ export async function updateWebhookEndpoint(deps: Deps, auth: Auth, endpointId: 
     if (!row) throw endpointNotFound()
     const set: Parameters<typeof queries.updateEndpoint>[2] = {}
     if (url !== undefined) set.url = url
+    // The key that chooses the subscription bounds it (contract §15); a key that only moves the
+    // URL narrows it to what it can read too, so a partner key can never redirect to itself
+    // what only the owner's key may read.
     if (patch.enabled_events !== undefined) set.enabledEvents = patch.enabled_events
+    if (patch.enabled_events !== undefined) set.eventScopes = eventScopesOf(auth.scopes)
+    else if (url !== undefined) set.eventScopes = eventScopesOf(auth.scopes).filter((scope) => row.eventScopes.includes(scope))
     if (patch.description !== undefined) set.description = patch.description
     if (patch.status === 'enabled' && row.status !== 'enabled') Object.assign(set, { status: 'enabled', disabledReason: null, failingSince: null })
     if (patch.status === 'disabled' && row.status !== 'disabled') {
@@ -162,13 +173,17 @@ export async function listWebhookAttempts(deps: Pick<Services, 'database'>, busi
 
 /**
  * contract §15: a further attempt of the same delivery (attempt numbers continue), queued now.
- * 404 for an event the key cannot see or an endpoint of another business; 409 for a disabled
- * endpoint (enable it first).
+ * 404 for an event the key cannot see or an endpoint of another business; 422 for an event the
+ * endpoint may not be sent (its subscription was set up by a key that cannot read that type);
+ * 409 for a disabled endpoint (enable it first).
  */
 export async function redeliverEvent(deps: Pick<Services, 'database' | 'queues' | 'logger'>, auth: Auth, eventId: string, endpointId: number): Promise<{ deliveryId: string }> {
-  await getEvent(deps, auth, eventId)
+  const event = await getEvent(deps, auth, eventId)
   const endpoint = await queries.findEndpoint(deps.database.db, auth.businessId, endpointId)
   if (!endpoint) throw endpointNotFound()
+  if (!canRead(event.type, endpoint.eventScopes)) {
+    throw fieldError(['body', 'endpoint_id'], `This endpoint is not sent ${event.type} events: the key that set up its subscription cannot read them`, 'forbidden_type')
+  }
   if (endpoint.status !== 'enabled') throw new AppError('conflict', 'The webhook endpoint is disabled; enable it (PATCH status "enabled") before redelivering')
   const deliveryId = await queries.reopenDelivery(deps.database.db, auth.businessId, endpointId, eventId)
   // Redis down: the delivery is due in PostgreSQL and the relay's poller wakes its runner.

@@ -16,7 +16,7 @@
 import { sequenceOutboxEvents } from '../../db/queries/events'
 import { enabledEndpointsOf, endpointsWithDueDeliveries, insertDeliveries } from '../../db/queries/webhooks'
 import type { Services } from '../platform/services'
-import { matchesAny } from '../events/visibility'
+import { canRead, matchesAny } from '../events/visibility'
 import { wakeEndpoints } from './wake'
 
 /** Events relayed per transaction. */
@@ -57,7 +57,8 @@ export async function relayOnce(deps: Deps, limit = RELAY_BATCH, after = 0): Pro
     for (const ep of endpoints) byBusiness.set(ep.businessId, [...(byBusiness.get(ep.businessId) ?? []), ep])
     const rows: { businessId: number; endpointId: number; eventId: string }[] = []
     for (const e of events) {
-      for (const ep of byBusiness.get(e.businessId) ?? []) if (matchesAny(e.type, ep.enabledEvents)) rows.push({ businessId: e.businessId, endpointId: ep.id, eventId: e.id })
+      // contract §15: what it subscribed to, of what the key that set it up can read.
+      for (const ep of byBusiness.get(e.businessId) ?? []) if (matchesAny(e.type, ep.enabledEvents) && canRead(e.type, ep.eventScopes)) rows.push({ businessId: e.businessId, endpointId: ep.id, eventId: e.id })
     }
     const woken = await insertDeliveries(tx, rows)
     return { events: events.length, deliveries: rows.length, endpoints: woken, lastKey }

@@ -24,7 +24,11 @@ const EnabledEvents = T.Array(literalUnion(EVENT_TYPE_PATTERNS, { title: 'EventT
   minItems: 1,
   maxItems: 32,
   uniqueItems: true,
-  description: 'Event types (`lead.created`), families (`property.*`) or `*`. Each may name only types the key can read (`lead.*`, `inquiry.*`: `leads:read`; `property.*`, `image.*`, `video.*`: `properties:read`), else 422.',
+  description:
+    'Event types (`lead.created`), families (`property.*`) or `*`. An exact type must be one the key can read (`lead.*`, `inquiry.*`: `leads:read`; `property.*`, `image.*`, `video.*`: `properties:read`, ' +
+    'and `property.created`, `property.updated`, `image.*`, `video.*` also `properties:write`), else 422; a wildcard needs the read scope of each family it covers, else 422. ' +
+    'The endpoint is sent only the types the key that set the subscription can read, whatever a wildcard matches: `property.*` chosen by a `properties:read` key delivers `property.published`, `property.unpublished` and `property.deleted`. ' +
+    'A PATCH of `url` by a key that reads less narrows it to what that key reads.',
 })
 const Description = T.String({ maxLength: 500 })
 

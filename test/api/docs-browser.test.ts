@@ -2,6 +2,7 @@
  * `/docs` in a real browser with the network off: Debian's headless Chromium loads the page from
  * the running service; every request to any other host is aborted and recorded, and none may
  * happen. The operations list must be rendered from /openapi.json and the bundle served here.
+ * The page's Content-Security-Policy must refuse nothing the page needs.
  * The screenshot is written to .data/screenshots/docs.png (git-ignored) and its path printed.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -68,6 +69,11 @@ describe('/docs in headless Chromium, offline', () => {
     page.on('requestfailed', (r) => failed.push(`${r.url()} ${r.failure()?.errorText}`))
     const pageErrors: string[] = []
     page.on('pageerror', (e) => pageErrors.push(String(e)))
+    // The page's Content-Security-Policy (contract §15 §6) must refuse nothing it needs.
+    const refused: string[] = []
+    page.on('console', (m) => {
+      if (/Content Security Policy|Refused to/i.test(m.text())) refused.push(m.text())
+    })
 
     const res = await page.goto(`${service.baseUrl}/docs`, { waitUntil: 'load' })
     expect(res?.status()).toBe(200)
@@ -90,7 +96,10 @@ describe('/docs in headless Chromium, offline', () => {
     expect(foreign).toEqual([])
     expect(failed).toEqual([])
     expect(pageErrors).toEqual([])
+    expect(refused).toEqual([])
+    expect(res?.headers()['content-security-policy']).toContain("default-src 'self'")
     expect(local).toContain('/openapi.json')
+    expect(local).toContain('/docs/init.js')
     expect(local.filter((p) => p.startsWith('/docs/assets/'))).toHaveLength(1)
   }, 90_000)
 })

@@ -85,10 +85,13 @@ describe('GET /events', () => {
     await createLead(ctx, b.apiKey)
     await call(ctx.app, 'POST', '/v1/properties', { key: b.apiKey, body: propertyBody() })
     const leadsOnly = (await b.key(['leads:read'])).apiKey
-    const propsOnly = (await b.key(['properties:read'])).apiKey
+    const propsOnly = (await b.key(['properties:read', 'properties:write'])).apiKey
+    const propsRead = (await b.key(['properties:read'])).apiKey
     const neither = (await b.key(['leads:ingest'])).apiKey
     expect((await list(leadsOnly)).body.data.map((e: any) => e.type)).toEqual(['lead.created'])
     expect((await list(propsOnly)).body.data.map((e: any) => e.type)).toEqual(['property.created'])
+    // property.created carries the draft's private fields: properties:write too (contract §15).
+    expect((await list(propsRead)).body.data).toEqual([])
     expect((await list(propsOnly, '?types=lead.*')).body.data).toEqual([])
     expect((await list(neither)).body).toMatchObject({ status: 'ok', data: [], has_more: false })
     const leadEvent = (await list(leadsOnly)).body.data[0]

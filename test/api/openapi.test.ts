@@ -46,7 +46,12 @@ describe('GET /openapi.json (api-spec §9, contract §6)', () => {
     const res = await call(ctx.app, 'GET', '/docs')
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toStartWith('text/html')
-    expect(res.text).toContain('"url":"/openapi.json"')
+    // The configuration is a script file of this origin (the page's policy runs no inline script).
+    expect(res.text).toContain('<script src="/docs/init.js"></script>')
+    const init = await call(ctx.app, 'GET', '/docs/init.js')
+    expect(init.headers.get('content-type')).toStartWith('text/javascript')
+    expect(init.text).toContain('"url":"/openapi.json"')
+    expect(init.text).not.toMatch(/https?:\/\//)
     // Every URL the page names is a path on this host (test/api/docs-browser.test.ts checks what a browser really fetches).
     expect(res.text).not.toMatch(/(?:src|href)="(?!\/)|https?:\/\//)
     const { version } = await Bun.file(`${import.meta.dir}/../../node_modules/@scalar/api-reference/package.json`).json()

@@ -77,7 +77,7 @@ test('several events appended in one statement keep their order and their data a
   await relay()
   expect(await outboxOf(biz)).toBe(0)
   const stored = await sql<{ sequence: string; data: string }[]>`select sequence, data::text as data from events where business_id = ${biz} order by sequence`
-  expect([...stored]).toEqual(rows.map((r, i) => ({ sequence: String(i + 1), data: JSON.stringify(r.data) })))
+  expect([...stored]).toEqual(rows.map((r, i) => ({ sequence: String(i + 1), data: r.dataJson! })))
   await sql`delete from businesses where id = ${biz}`
 })
 

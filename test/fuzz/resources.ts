@@ -104,6 +104,7 @@ export class Resources {
       url: 'http://127.0.0.1:9/fuzz',
       description: null,
       enabledEvents: ['*'],
+      eventScopes: ['leads:read', 'properties:read', 'properties:write'],
       secretSealed: sealSecret(this.ctx.config.appSecret, generateWebhookSecret(), webhookSecretContext(businessId)),
     })
     return row.id

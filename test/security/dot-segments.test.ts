@@ -79,7 +79,7 @@ describe('a dot segment in the path', () => {
         const body = ['POST', 'PATCH', 'PUT'].includes(op.method.toUpperCase()) ? '{}' : ''
         const answer = await raw(port, op.method.toUpperCase(), target, { 'x-api-key': biz.apiKey }, body)
         const problem = answer.headers['content-type']?.startsWith('application/problem+json')
-        if (answer.status !== 404 || !problem || !answer.headers['x-request-id'] || answer.headers['cache-control'] !== 'no-store') {
+        if (answer.status !== 404 || !problem || !answer.headers['x-request-id'] || answer.headers['cache-control'] !== 'no-store' || answer.headers['x-content-type-options'] !== 'nosniff') {
           wrong.push(`${op.method.toUpperCase()} ${target} -> ${answer.status} ${answer.body.slice(0, 120)}`)
         }
       }

@@ -1,7 +1,7 @@
 /** Standard Webhooks signing (contract §10.2) and event-type patterns (§10.1, §15). */
 import { describe, expect, test } from 'bun:test'
 import { Webhook } from 'standardwebhooks'
-import { matchesAny, unreadablePatterns, visibleTypes } from '../../shared/events/visibility'
+import { canRead, matchesAny, unreadablePatterns, visibleTypes } from '../../shared/events/visibility'
 import { generateWebhookSecret, sign, webhookHeaders } from '../../shared/webhooks/signature'
 
 describe('signature', () => {
@@ -33,15 +33,22 @@ describe('patterns', () => {
     expect(matchesAny('video.ready', ['*'])).toBe(true)
   })
 
-  test('what a key may subscribe to and see follows its read scopes', () => {
+  test('what a key may subscribe to and see follows its read scopes (contract §15 §10.1)', () => {
     expect(unreadablePatterns(['lead.*', 'property.created', '*'], ['leads:read'])).toEqual(['property.created', '*'])
-    expect(unreadablePatterns(['*'], ['leads:read', 'properties:read'])).toEqual([])
-    expect(visibleTypes(['properties:read'])).toEqual({ exact: [], prefixes: ['property.', 'image.', 'video.'] })
-    expect(visibleTypes(['properties:read'], ['lead.created', 'image.*'])).toEqual({ exact: [], prefixes: ['image.'] })
+    // An exact private type needs properties:write; a wildcard needs the family's read scope only (and is sent what the key reads).
+    expect(unreadablePatterns(['property.created', 'image.ready', 'property.published', 'property.*', 'image.*', '*'], ['leads:read', 'properties:read'])).toEqual(['property.created', 'image.ready'])
+    expect(unreadablePatterns(['property.created', 'image.ready', '*'], ['leads:read', 'properties:read', 'properties:write'])).toEqual([])
+    expect(visibleTypes(['properties:read'])).toEqual({ exact: ['property.published', 'property.unpublished', 'property.deleted'], prefixes: [] })
+    expect(visibleTypes(['properties:read', 'properties:write'], ['lead.created', 'image.*'])).toEqual({ exact: ['image.ready', 'image.failed'], prefixes: [] })
+    expect(visibleTypes(['properties:read'], ['lead.created', 'image.*'])).toEqual({ exact: [], prefixes: [] })
+    expect(visibleTypes(['properties:write'])).toEqual({ exact: [], prefixes: [] })
     expect(visibleTypes(['leads:ingest'])).toEqual({ exact: [], prefixes: [] })
-    // Both read scopes: every type, so a read needs no type condition; a narrowing still narrows.
-    expect(visibleTypes(['leads:read', 'properties:read'])).toEqual({ exact: [], prefixes: [''] })
-    expect(visibleTypes(['leads:read', 'properties:read'], ['*'])).toEqual({ exact: [], prefixes: [''] })
-    expect(visibleTypes(['leads:read', 'properties:read'], ['property.*', 'lead.created'])).toEqual({ exact: ['lead.created'], prefixes: ['property.'] })
+    // Every read scope: every type, so a read needs no type condition; a narrowing still narrows.
+    expect(visibleTypes(['leads:read', 'properties:read', 'properties:write'])).toEqual({ exact: [], prefixes: [''] })
+    expect(visibleTypes(['leads:read', 'properties:read', 'properties:write'], ['*'])).toEqual({ exact: [], prefixes: [''] })
+    expect(visibleTypes(['leads:read', 'properties:read'], ['property.*', 'lead.created'])).toEqual({ exact: ['lead.created', 'property.published', 'property.unpublished', 'property.deleted'], prefixes: [] })
+    expect(canRead('property.updated', ['properties:read'])).toBe(false)
+    expect(canRead('property.deleted', ['properties:read'])).toBe(true)
+    expect(canRead('video.ready', ['properties:write'])).toBe(false)
   })
 })
