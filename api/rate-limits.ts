@@ -101,9 +101,10 @@ export class RateLimits {
     }
     const [ipRes, keyRes] = await Promise.all([settle(ip.consume(ipKey)), settle(key.consume(keyId))])
     // A point spent on a request the other limit refused goes back (see the file comment).
-    if (ipRes.refused && !keyRes.refused) void key.reward(keyId).catch(() => {})
-    if (keyRes.refused && !ipRes.refused) void ip.reward(ipKey).catch(() => {})
-    const headers = this.headers(access, ipRes.res, keyRes.res)
+    const ipState: Counted = ipRes.res
+    let keyState: Counted = keyRes.res
+    if (ipRes.refused && !keyRes.refused) keyState = giveBack(key, keyId, keyRes.res)
+    const headers = this.headers(access, keyRes.refused && !ipRes.refused ? giveBack(ip, ipKey, ipRes.res) : ipState, keyState)
     if (ipRes.refused) return { exceeded: 'per-ip', retryAfter: Math.max(1, seconds(ipRes.res.msBeforeNext)), headers }
     if (keyRes.refused) return { exceeded: 'per-key', retryAfter: Math.max(1, seconds(keyRes.res.msBeforeNext)), headers }
     return { headers }
@@ -150,8 +151,8 @@ export class RateLimits {
    * `RateLimit: "per-ip";r=9;t=60, "per-key";r=599;t=60` (r: requests left in the window, t: seconds
    * until it starts again). A counter not yet started has its whole quota and window ahead.
    */
-  private headers(access: BrowserAccess, ip: RateLimiterRes | null, key: RateLimiterRes | null): Record<string, string> {
-    const state = (name: LimitName, rate: Rate, res: RateLimiterRes | null) =>
+  private headers(access: BrowserAccess, ip: Counted | null, key: Counted | null): Record<string, string> {
+    const state = (name: LimitName, rate: Rate, res: Counted | null) =>
       `"${name}";r=${res ? Math.max(0, rate.points - res.consumedPoints) : rate.points};t=${res ? seconds(res.msBeforeNext) : rate.seconds}`
     return { 'ratelimit-policy': this.policy(access), ratelimit: `${state('per-ip', access.ratePerIp, ip)}, ${state('per-key', access.rate, key)}` }
   }
@@ -159,6 +160,15 @@ export class RateLimits {
   private policy(access: BrowserAccess): string {
     return `"per-ip";q=${access.ratePerIp.points};w=${access.ratePerIp.seconds}, "per-key";q=${access.rate.points};w=${access.rate.seconds}`
   }
+}
+
+/** What the fields are made of: a counter's points spent and the time left in its window. */
+type Counted = Pick<RateLimiterRes, 'consumedPoints' | 'msBeforeNext'>
+
+/** Returns a point without waiting for Redis; the answer's fields already show it returned. */
+function giveBack(limiter: RateLimiterRedis, k: string, res: RateLimiterRes): Counted {
+  void limiter.reward(k).catch(() => {})
+  return { consumedPoints: Math.max(0, res.consumedPoints - 1), msBeforeNext: res.msBeforeNext }
 }
 
 /** The in-memory block's remaining time: a public method of rate-limiter-flexible's store limiters that its types.d.ts leaves out. */
