@@ -67,7 +67,10 @@ afterAll(async () => {
   await service?.close()
 }, 30_000)
 
-const leadByEmail = async (email: string) => (await fetch(`${service.baseUrl}/v1/leads?email=${encodeURIComponent(email)}`, { headers: { 'x-api-key': biz.apiKey } }).then((r) => r.json())).data as Record<string, unknown>[]
+async function leadByEmail(email: string): Promise<Record<string, unknown>[]> {
+  const res = await fetch(`${service.baseUrl}/v1/leads?email=${encodeURIComponent(email)}`, { headers: { 'x-api-key': biz.apiKey } })
+  return ((await res.json()) as { data: Record<string, unknown>[] }).data
+}
 
 async function fillJs(page: Page, fields: { name: string; email?: string; phone?: string; message: string }) {
   await page.fill('#name', fields.name)
