@@ -139,10 +139,10 @@ export type BodyKind = 'json' | 'form'
 
 /**
  * Checks size and type of a body from its headers: the kind of body there is to read, or null
- * for none. `formAllowed`: the path takes form bodies too (contract §16.3), asked only when the
- * type is not JSON, so a JSON request pays nothing for it.
+ * for none. `formAllowed(path)`: the path takes form bodies too (contract §16.3), asked only when
+ * the type is not JSON, so a JSON request pays nothing for it.
  */
-export function checkBody(request: Request, formAllowed: () => boolean): BodyKind | null {
+export function checkBody(request: Request, path: string, formAllowed: (path: string) => boolean): BodyKind | null {
   if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'DELETE' || request.method === 'OPTIONS') return null
   const length = request.headers.get('content-length')
   if (length !== null && Number(length) > MAX_JSON_BODY_BYTES) throw tooLarge()
@@ -150,7 +150,7 @@ export function checkBody(request: Request, formAllowed: () => boolean): BodyKin
   if (!hasBody) return null
   const type = request.headers.get('content-type')
   if (type !== null && JSON_TYPE_RE.test(type)) return 'json'
-  const form = formAllowed()
+  const form = formAllowed(path)
   if (form && type !== null && FORM_TYPE_RE.test(type)) return 'form'
   const msg = form ? 'Content-Type must be application/json or application/x-www-form-urlencoded (UTF-8)' : 'Content-Type must be application/json'
   throw new AppError('validation', msg, { errors: [{ loc: ['header', 'content-type'], msg, type: 'content_type' }] })

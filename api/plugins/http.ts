@@ -83,7 +83,7 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys' | '
       const headerKey = readKeyHeader(request.headers)
       let form: FormBody | undefined
       if (headerKey === null && isFormPost(request) && isBrowserPath(path)) {
-        checkBody(request, () => true)
+        checkBody(request, path, isBrowserPath)
         form = splitForm(await readFormBody(request, meta))
         if (form.apiKey === undefined) throw new AppError('unauthorized', 'Missing API key: send it in the api_key field of the form, or in the X-Api-Key header')
         meta.auth = await deps.keys.authenticateFormKey(form.apiKey)
@@ -103,7 +103,7 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys' | '
       if (meta.auth.browser) await admitBrowser(request, set, meta, path)
       if (redirectRefusal) throw redirectRefusal
       if (!form) {
-        const kind = checkBody(request, () => isBrowserPath(path))
+        const kind = checkBody(request, path, isBrowserPath)
         if (kind === 'json') await inspectJsonBody(request, meta)
         else if (kind === 'form') {
           form = splitForm(await readFormBody(request, meta))

@@ -68,13 +68,6 @@ export class KeyStore {
     await touchKeys(this.db, batch)
   }
 
-  /** Reads the key from either header form; throws 401 for every way a key can be unusable. */
-  async authenticate(headers: Headers): Promise<AuthContext> {
-    const raw = readKeyHeader(headers)
-    if (raw === null) throw new AppError('unauthorized', 'Missing API key: send it in the X-Api-Key header')
-    return this.authenticateKey(raw)
-  }
-
   /**
    * A key sent in the `api_key` field of a form (contract §16.3): publishable keys only. A value
    * that presents itself as a secret key is a 403 whether or not it is valid (nothing is looked
@@ -85,6 +78,7 @@ export class KeyStore {
     return this.authenticateKey(raw.trim())
   }
 
+  /** A key as sent (readKeyHeader, or a form's field); throws 401 for every way a key can be unusable. */
   async authenticateKey(raw: string): Promise<AuthContext> {
     const parsed = parseApiKey(raw)
     if (!parsed) throw new AppError('unauthorized', 'Malformed API key: expected AC_LIVE_<key_id>.<secret> or AC_PUB_<key_id>.<secret>')
