@@ -11,6 +11,7 @@ import { toOpenAPISchema } from '@elysiajs/openapi'
 import type { AnyElysia } from 'elysia'
 import { OPERATIONS, type OperationSpec } from '../shared/access/operations'
 import { ALLOW_HEADERS, EXPOSE_HEADERS, PREFLIGHT_MAX_AGE } from './browser-access'
+import { KEY_KINDS } from '../shared/access/schemas'
 import { LEAD_TYPES, LEAD_URGENCIES } from '../shared/leads/schemas'
 import { NO_SUBTYPE_LABEL, PROPERTY_TYPES, SUBTYPE_KEYS, SUBTYPE_LABELS, subtypeTableMarkdown } from '../shared/listings/subtypes'
 import { IdempotencyKeyHeader, Problem, ValidationProblem, errorResponses } from '../shared/platform/schemas'
@@ -170,6 +171,7 @@ const NAMED_ENUMS: { name: string; values: readonly string[]; extra?: Json }[] =
   },
   { name: 'LeadType', values: LEAD_TYPES, extra: { description: '`demandante` (seeks a property) or `propietario` (owns one).' } },
   { name: 'LeadUrgency', values: LEAD_URGENCIES },
+  { name: 'KeyKind', values: KEY_KINDS, extra: { description: '`secret` (server side only) or `publishable` (`AC_PUB_…`: safe to show in a web page, scope exactly `leads:ingest`, usable from its origins only).' } },
 ]
 
 const operationsById = new Map<string, OperationSpec>(Object.entries(OPERATIONS))

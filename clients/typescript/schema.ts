@@ -765,8 +765,7 @@ export interface components {
             key_id: string;
             name: string | null;
             scopes: ("properties:read" | "properties:write" | "leads:read" | "leads:write" | "leads:ingest" | "webhooks:write")[];
-            /** @enum {string} */
-            kind: "secret" | "publishable";
+            kind: components["schemas"]["KeyKind"];
             /** @description Publishable keys only: the origins (`https://host[:port]`) a browser may use the key from (contract §16.1). */
             origins?: string[];
             /**
@@ -1257,6 +1256,12 @@ export interface components {
             /** @description Name of the business owning the key. */
             authenticated_as: string;
         };
+        /**
+         * KeyKind
+         * @description `secret` (server side only) or `publishable` (`AC_PUB_…`: safe to show in a web page, scope exactly `leads:ingest`, usable from its origins only).
+         * @enum {string}
+         */
+        KeyKind: "secret" | "publishable";
         /**
          * Lead
          * @example {
