@@ -5,8 +5,12 @@
  * ours is how the two are combined, kept cheap and kept fair:
  *
  * - Both counters are asked in the same turn of the event loop on a connection with ioredis's
- *   auto-pipelining, so they travel to Redis in one write and come back in one read: one round
- *   trip per request (fewer under load, where many requests share a write).
+ *   auto-pipelining, so they travel to Redis in one write and come back in one read: at most one
+ *   round trip per request (fewer under load, where many requests share a write).
+ * - A large quota (200 points per window and more) is taken from Redis a slice (1%) at a time and
+ *   spent from memory: a busy key costs Redis one call per slice, not per request; a small one is
+ *   counted request by request, exactly (`take`). Counting cost 28 µs of API CPU and 15 µs of
+ *   Redis CPU per request request by request, a fifth of an ingest's cost on 2 cores.
  * - A request refused by one limit gives its point back to the other, so a client over its own
  *   limit cannot use up the key's budget that every other visitor shares.
  * - A client or key seen over its limit is refused from memory until its window ends, without a
@@ -71,6 +75,8 @@ const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000))
 
 export class RateLimits {
   private readonly limiters = new Map<string, RateLimiterRedis>()
+  /** Slices of large quotas this process took from Redis and spends from memory (see `take`). */
+  private readonly leases = new Map<string, Lease>()
   readonly stats: LimiterStats = { checks: 0, blockedInMemory: 0, fallbacks: 0 }
 
   /** `redis`: a connection of the limits' own (auto-pipelining, command timeout), closed by `close()`. */
@@ -80,6 +86,18 @@ export class RateLimits {
     const redis = shared.duplicate({ enableAutoPipelining: true, commandTimeout: LIMIT_TIMEOUT_MS, connectionName: 'rate-limits' })
     redis.on('error', () => {})
     return new RateLimits(redis, prefix)
+  }
+
+  /** Resolves once the connection is up (until then each process counts alone), within `timeoutMs`. */
+  async ready(timeoutMs = 3000): Promise<void> {
+    if (this.redis.status === 'ready') return
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`Redis not ready within ${timeoutMs} ms`)), timeoutMs)
+      this.redis.once('ready', () => {
+        clearTimeout(timer)
+        resolve()
+      })
+    })
   }
 
   close(): void {
@@ -99,15 +117,56 @@ export class RateLimits {
       const [name, rate, ms] = ipBlocked > 0 ? (['per-ip', access.ratePerIp, ipBlocked] as const) : (['per-key', access.rate, keyBlocked] as const)
       return { exceeded: name, retryAfter: Math.max(1, seconds(ms)), headers: { 'ratelimit-policy': this.policy(access), ratelimit: `"${name}";r=0;t=${seconds(ms)}` } }
     }
-    const [ipRes, keyRes] = await Promise.all([settle(ip.consume(ipKey)), settle(key.consume(keyId))])
+    const [ipRes, keyRes] = await Promise.all([this.take(ip, access.ratePerIp, ipKey), this.take(key, access.rate, keyId)])
     // A point spent on a request the other limit refused goes back (see the file comment).
-    const ipState: Counted = ipRes.res
-    let keyState: Counted = keyRes.res
-    if (ipRes.refused && !keyRes.refused) keyState = giveBack(key, keyId, keyRes.res)
-    const headers = this.headers(access, keyRes.refused && !ipRes.refused ? giveBack(ip, ipKey, ipRes.res) : ipState, keyState)
+    const ipState = keyRes.refused && !ipRes.refused ? this.giveBack(ip, access.ratePerIp, ipKey, ipRes.res) : ipRes.res
+    const keyState = ipRes.refused && !keyRes.refused ? this.giveBack(key, access.rate, keyId, keyRes.res) : keyRes.res
+    const headers = this.headers(access, ipState, keyState)
     if (ipRes.refused) return { exceeded: 'per-ip', retryAfter: Math.max(1, seconds(ipRes.res.msBeforeNext)), headers }
     if (keyRes.refused) return { exceeded: 'per-key', retryAfter: Math.max(1, seconds(keyRes.res.msBeforeNext)), headers }
     return { headers }
+  }
+
+  /**
+   * One point of a counter. A small quota (under 2 × LEASE_SHARE points per window) is counted in
+   * Redis request by request: exact. A larger one is taken from Redis a slice at a time (1/LEASE_SHARE
+   * of the quota, atomically, so the replicas still share one count) and spent from memory: a
+   * busy key costs Redis one call per slice instead of one per request. The price is precision at
+   * the window's end: a slice a process has not spent by then was counted all the same, so the
+   * others may be refused up to a slice per replica early (≤ 1% of the quota each).
+   */
+  private async take(limiter: RateLimiterRedis, rate: Rate, k: string): Promise<Settled> {
+    const size = leaseSize(rate)
+    if (size === 1) return settle(limiter.consume(k))
+    const id = `${limiter.keyPrefix}:${k}`
+    const now = Date.now()
+    const lease = this.leases.get(id)
+    if (lease && lease.available > 0 && now < lease.until) {
+      lease.available--
+      return { refused: false, res: { consumedPoints: lease.spentBefore + size - lease.available, msBeforeNext: lease.until - now } }
+    }
+    const taken = await settle(limiter.consume(k, size))
+    const overBy = taken.res.consumedPoints - rate.points
+    // Over the quota: the part of the slice that still fits is granted, the rest given back.
+    const granted = taken.refused ? Math.max(0, size - overBy) : size
+    if (granted < size) void limiter.reward(k, size - granted).catch(() => {})
+    if (granted === 0) return { refused: true, res: { consumedPoints: rate.points + 1, msBeforeNext: taken.res.msBeforeNext } }
+    if (this.leases.size > 10_000) this.evictLeases(now)
+    const spentBefore = taken.res.consumedPoints - size
+    this.leases.set(id, { available: granted - 1, until: Date.now() + taken.res.msBeforeNext, spentBefore })
+    return { refused: false, res: { consumedPoints: spentBefore + 1, msBeforeNext: taken.res.msBeforeNext } }
+  }
+
+  /** Returns a point (from memory for a slice, else to Redis without waiting); the answer's fields already show it returned. */
+  private giveBack(limiter: RateLimiterRedis, rate: Rate, k: string, res: Counted): Counted {
+    const lease = leaseSize(rate) > 1 ? this.leases.get(`${limiter.keyPrefix}:${k}`) : undefined
+    if (lease) lease.available++
+    else void limiter.reward(k).catch(() => {})
+    return { consumedPoints: Math.max(0, res.consumedPoints - 1), msBeforeNext: res.msBeforeNext }
+  }
+
+  private evictLeases(now: number): void {
+    for (const [id, lease] of this.leases) if (lease.until <= now) this.leases.delete(id)
   }
 
   /** The limits' state without counting a request (an answer refused before counting still carries the fields). */
@@ -165,10 +224,17 @@ export class RateLimits {
 /** What the fields are made of: a counter's points spent and the time left in its window. */
 type Counted = Pick<RateLimiterRes, 'consumedPoints' | 'msBeforeNext'>
 
-/** Returns a point without waiting for Redis; the answer's fields already show it returned. */
-function giveBack(limiter: RateLimiterRedis, k: string, res: RateLimiterRes): Counted {
-  void limiter.reward(k).catch(() => {})
-  return { consumedPoints: Math.max(0, res.consumedPoints - 1), msBeforeNext: res.msBeforeNext }
+/** A quota is taken from Redis in slices of 1/LEASE_SHARE of it when that is more than one point. */
+export const LEASE_SHARE = 100
+const leaseSize = (rate: Rate) => Math.max(1, Math.floor(rate.points / LEASE_SHARE))
+
+interface Lease {
+  /** Points of the slice not spent yet. */
+  available: number
+  /** The end of the window the slice was counted in (epoch ms). */
+  until: number
+  /** The counter's points before this slice was taken (for the fields). */
+  spentBefore: number
 }
 
 /** The in-memory block's remaining time: a public method of rate-limiter-flexible's store limiters that its types.d.ts leaves out. */
@@ -176,7 +242,7 @@ function blockedMs(limiter: RateLimiterRedis, k: string): number {
   return (limiter as RateLimiterRedis & { getInMemoryBlockMsBeforeExpire(rlKey: string): number }).getInMemoryBlockMsBeforeExpire(limiter.getKey(k))
 }
 
-type Settled = { refused: false; res: RateLimiterRes } | { refused: true; res: RateLimiterRes }
+type Settled = { refused: boolean; res: Counted }
 
 /** rate-limiter-flexible rejects with a RateLimiterRes for "over the limit"; anything else is a failure of both Redis and the fallback. */
 async function settle(p: Promise<RateLimiterRes>): Promise<Settled> {

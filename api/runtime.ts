@@ -65,6 +65,8 @@ export async function createApiDeps(config: Config, logger: Logger = createLogge
   reads?.start()
   const catalogueCache = config.catalogueCacheBytes > 0 ? new CataloguePageCache(config.catalogueCacheBytes) : undefined
   const rateLimits = RateLimits.connect(redis, config.queuePrefix)
+  // Counted in Redis from the first request (a process counts alone until its connection is up).
+  await rateLimits.ready().catch(() => {})
   return { config, database, redis, queues, ingestQueues: ingestPath.queues, keys, logger, metrics: new Metrics(), ingest, storage, reads, catalogueCache, rateLimits, peerAddress: () => undefined }
 }
 
