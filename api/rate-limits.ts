@@ -117,7 +117,12 @@ export class RateLimits {
       const [name, rate, ms] = ipBlocked > 0 ? (['per-ip', access.ratePerIp, ipBlocked] as const) : (['per-key', access.rate, keyBlocked] as const)
       return { exceeded: name, retryAfter: Math.max(1, seconds(ms)), headers: { 'ratelimit-policy': this.policy(access), ratelimit: `"${name}";r=0;t=${seconds(ms)}` } }
     }
-    const [ipRes, keyRes] = await Promise.all([this.take(ip, access.ratePerIp, ipKey), this.take(key, access.rate, keyId)])
+    // Both from slices in memory (a busy key): no promise, no Redis.
+    const ipLeased = this.fromLease(ip, access.ratePerIp, ipKey)
+    const keyLeased = this.fromLease(key, access.rate, keyId)
+    const [ipRes, keyRes] = ipLeased && keyLeased
+      ? [ipLeased, keyLeased]
+      : await Promise.all([ipLeased ?? this.take(ip, access.ratePerIp, ipKey), keyLeased ?? this.take(key, access.rate, keyId)])
     // A point spent on a request the other limit refused goes back (see the file comment).
     const ipState = keyRes.refused && !ipRes.refused ? this.giveBack(ip, access.ratePerIp, ipKey, ipRes.res) : ipRes.res
     const keyState = ipRes.refused && !keyRes.refused ? this.giveBack(key, access.rate, keyId, keyRes.res) : keyRes.res
@@ -135,23 +140,32 @@ export class RateLimits {
    * the window's end: a slice a process has not spent by then was counted all the same, so the
    * others may be refused up to a slice per replica early (≤ 1% of the quota each).
    */
+  /** A point from this process's slice of the counter, when it has one left in the current window. */
+  private fromLease(limiter: RateLimiterRedis, rate: Rate, k: string): Settled | undefined {
+    const size = leaseSize(rate)
+    if (size === 1) return undefined
+    const lease = this.leases.get(`${limiter.keyPrefix}:${k}`)
+    if (!lease || lease.available <= 0) return undefined
+    const now = Date.now()
+    if (now >= lease.until) return undefined
+    lease.available--
+    return { refused: false, res: { consumedPoints: lease.spentBefore + size - lease.available, msBeforeNext: lease.until - now } }
+  }
+
   private async take(limiter: RateLimiterRedis, rate: Rate, k: string): Promise<Settled> {
     const size = leaseSize(rate)
     if (size === 1) return settle(limiter.consume(k))
+    // Spent meanwhile by a request that went to Redis for the other counter: still this slice's.
+    const leased = this.fromLease(limiter, rate, k)
+    if (leased) return leased
     const id = `${limiter.keyPrefix}:${k}`
-    const now = Date.now()
-    const lease = this.leases.get(id)
-    if (lease && lease.available > 0 && now < lease.until) {
-      lease.available--
-      return { refused: false, res: { consumedPoints: lease.spentBefore + size - lease.available, msBeforeNext: lease.until - now } }
-    }
     const taken = await settle(limiter.consume(k, size))
     const overBy = taken.res.consumedPoints - rate.points
     // Over the quota: the part of the slice that still fits is granted, the rest given back.
     const granted = taken.refused ? Math.max(0, size - overBy) : size
     if (granted < size) void limiter.reward(k, size - granted).catch(() => {})
     if (granted === 0) return { refused: true, res: { consumedPoints: rate.points + 1, msBeforeNext: taken.res.msBeforeNext } }
-    if (this.leases.size > 10_000) this.evictLeases(now)
+    if (this.leases.size > 10_000) this.evictLeases(Date.now())
     const spentBefore = taken.res.consumedPoints - size
     this.leases.set(id, { available: granted - 1, until: Date.now() + taken.res.msBeforeNext, spentBefore })
     return { refused: false, res: { consumedPoints: spentBefore + 1, msBeforeNext: taken.res.msBeforeNext } }
@@ -180,8 +194,16 @@ export class RateLimits {
     return limiter.get(k).catch(() => null)
   }
 
-  private pair(access: BrowserAccess): Pair {
-    return { ip: this.limiter('ip', access.ratePerIp), key: this.limiter('key', access.rate) }
+  /** Per key settings object (the key store keeps one per key for its cache's life): no lookup by name per request. */
+  private readonly pairs = new WeakMap<BrowserAccess, Pair & { policy: string }>()
+
+  private pair(access: BrowserAccess): Pair & { policy: string } {
+    let pair = this.pairs.get(access)
+    if (!pair) {
+      pair = { ip: this.limiter('ip', access.ratePerIp), key: this.limiter('key', access.rate), policy: policyOf(access) }
+      this.pairs.set(access, pair)
+    }
+    return pair
   }
 
   /** One limiter per (counter, rate): keys of the same rate share it; its Redis keys carry the key id. */
@@ -217,7 +239,7 @@ export class RateLimits {
   }
 
   private policy(access: BrowserAccess): string {
-    return `"per-ip";q=${access.ratePerIp.points};w=${access.ratePerIp.seconds}, "per-key";q=${access.rate.points};w=${access.rate.seconds}`
+    return this.pair(access).policy
   }
 }
 
@@ -236,6 +258,9 @@ interface Lease {
   /** The counter's points before this slice was taken (for the fields). */
   spentBefore: number
 }
+
+const policyOf = (access: BrowserAccess) =>
+  `"per-ip";q=${access.ratePerIp.points};w=${access.ratePerIp.seconds}, "per-key";q=${access.rate.points};w=${access.rate.seconds}`
 
 /** The in-memory block's remaining time: a public method of rate-limiter-flexible's store limiters that its types.d.ts leaves out. */
 function blockedMs(limiter: RateLimiterRedis, k: string): number {

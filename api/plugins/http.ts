@@ -37,18 +37,18 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys' | '
     const auth = meta.auth!
     const access = auth.browser!
     const address = clientAddress(request.headers.get('x-forwarded-for'), deps.peerAddress(request), deps.config.trustProxyHops)
-    let headers: Record<string, string> = {}
+    let origin: string | undefined
     if (isBrowserPath(path)) {
-      const origin = request.headers.get('origin')
-      if (!originAllowed(access, origin)) {
+      const sent = request.headers.get('origin')
+      if (!originAllowed(access, sent)) {
         deps.metrics.access.originRefusals++
         meta.headers = await deps.rateLimits.peek(auth.keyId, access, address)
-        throw originRefused(origin)
+        throw originRefused(sent)
       }
-      headers = corsHeaders(origin)
+      origin = sent
     }
     const outcome = await deps.rateLimits.consume(auth.keyId, access, address)
-    meta.headers = { ...headers, ...outcome.headers }
+    meta.headers = origin ? Object.assign(outcome.headers, corsHeaders(origin)) : outcome.headers
     if (outcome.exceeded) {
       deps.metrics.access.rateLimited[outcome.exceeded]++
       meta.headers['retry-after'] = String(outcome.retryAfter)
