@@ -4,7 +4,7 @@
  */
 import { Elysia, type AnyElysia } from 'elysia'
 import type { AppDeps } from './deps'
-import { buildOpenApiDocument } from './openapi'
+import { buildOpenApiDocument, CONTRACT_VERSION } from './openapi'
 import { routeFinder } from './elysia-adapter'
 import { httpPlugin } from './plugins/http'
 import { readYourWritesPlugin } from './plugins/read-your-writes'
@@ -41,7 +41,7 @@ export function createApp(deps: AppDeps) {
     .get('/openapi.json', ({ set }) => {
       set.headers['content-type'] = 'application/json'
       // Built on first request, once every route is registered.
-      openapi ??= JSON.stringify(buildOpenApiDocument(self!, '1.0.0', deps.config.publicUrl))
+      openapi ??= JSON.stringify(buildOpenApiDocument(self!, CONTRACT_VERSION, deps.config.publicUrl))
       return openapi
     }, { detail: { hide: true } })
     .use(docsRoutes())

@@ -4,6 +4,7 @@ import type { Services } from '../shared/platform/services'
 import type { KeyStore } from '../shared/access/key-store'
 import type { IngestBatcher } from './ingest-batcher'
 import type { Metrics } from './metrics'
+import type { RateLimits } from './rate-limits'
 import type { CataloguePageCache } from '../shared/listings/catalogue-cache'
 
 /** Everything a route needs, built once by api/index.ts (or by a test) and handed to createApp. */
@@ -17,4 +18,11 @@ export interface AppDeps extends Services {
   ingest: IngestBatcher
   /** In-process cache of catalogue list pages (CATALOGUE_CACHE_MB; absent when 0). */
   catalogueCache?: CataloguePageCache
+  /** Publishable keys' limits in Redis (contract §16.4). */
+  rateLimits: RateLimits
+  /**
+   * The connection's peer address of a request, once a listener serves the app (api/server.ts sets
+   * it); undefined for a request handed to `app.handle` directly.
+   */
+  peerAddress: (request: Request) => string | undefined
 }

@@ -18,8 +18,21 @@ interface Series {
   buckets: number[]
 }
 
+/** contract §16.4: what publishable keys and the browsers using them meet. */
+export interface AccessCounters {
+  /** Authenticated /v1 requests by the key's kind. */
+  requests: { secret: number; publishable: number }
+  /** Publishable-key requests refused for their Origin (403 origin-not-allowed). */
+  originRefusals: number
+  /** 429s by the limit that refused. */
+  rateLimited: { 'per-ip': number; 'per-key': number }
+  /** Requests answered as accepted because `_gotcha` was filled in (nothing stored). */
+  honeypotHits: number
+}
+
 export class Metrics {
   private requests = new Map<string, Series>()
+  readonly access: AccessCounters = { requests: { secret: 0, publishable: 0 }, originRefusals: 0, rateLimited: { 'per-ip': 0, 'per-key': 0 }, honeypotHits: 0 }
 
   constructor() {
     watchEventLoopLag()
@@ -51,6 +64,35 @@ export class Metrics {
     }
     return [...lines, ...hist].join('\n') + '\n'
   }
+}
+
+/** The access counters, and the limiter's own figures (checks, answers from memory, fallbacks while Redis failed). */
+export function renderAccessMetrics(a: AccessCounters, limiter: { checks: number; blockedInMemory: number; fallbacks: number }): string {
+  return [
+    '# HELP api_key_requests_total Authenticated /v1 requests by the kind of API key.',
+    '# TYPE api_key_requests_total counter',
+    `api_key_requests_total{kind="secret"} ${a.requests.secret}`,
+    `api_key_requests_total{kind="publishable"} ${a.requests.publishable}`,
+    '# HELP cors_origin_refusals_total Publishable-key requests refused because their Origin is not one of the key\'s origins.',
+    '# TYPE cors_origin_refusals_total counter',
+    `cors_origin_refusals_total ${a.originRefusals}`,
+    '# HELP rate_limited_total Publishable-key requests answered 429, by the limit that refused them.',
+    '# TYPE rate_limited_total counter',
+    `rate_limited_total{limit="per-ip"} ${a.rateLimited['per-ip']}`,
+    `rate_limited_total{limit="per-key"} ${a.rateLimited['per-key']}`,
+    '# HELP honeypot_hits_total Requests with the _gotcha field filled in: answered as accepted, nothing stored.',
+    '# TYPE honeypot_hits_total counter',
+    `honeypot_hits_total ${a.honeypotHits}`,
+    '# HELP rate_limit_checks_total Publishable-key requests whose limits were checked (in Redis, or from memory when already over).',
+    '# TYPE rate_limit_checks_total counter',
+    `rate_limit_checks_total ${limiter.checks}`,
+    '# HELP rate_limit_memory_answers_total Limit checks answered from memory: the client or key was already over its limit in this window.',
+    '# TYPE rate_limit_memory_answers_total counter',
+    `rate_limit_memory_answers_total ${limiter.blockedInMemory}`,
+    '# HELP rate_limit_fallbacks_total Limit counter calls made in process memory because Redis failed or was too slow (limits then hold per process).',
+    '# TYPE rate_limit_fallbacks_total counter',
+    `rate_limit_fallbacks_total ${limiter.fallbacks}`,
+  ].join('\n') + '\n'
 }
 
 export function escape(v: string): string {

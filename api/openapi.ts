@@ -10,6 +10,8 @@
 import { toOpenAPISchema } from '@elysiajs/openapi'
 import type { AnyElysia } from 'elysia'
 import { OPERATIONS, type OperationSpec } from '../shared/access/operations'
+import { ALLOW_HEADERS, EXPOSE_HEADERS, PREFLIGHT_MAX_AGE } from './browser-access'
+import { KEY_KINDS } from '../shared/access/schemas'
 import { LEAD_TYPES, LEAD_URGENCIES } from '../shared/leads/schemas'
 import { NO_SUBTYPE_LABEL, PROPERTY_TYPES, SUBTYPE_KEYS, SUBTYPE_LABELS, subtypeTableMarkdown } from '../shared/listings/subtypes'
 import { IdempotencyKeyHeader, Problem, ValidationProblem, errorResponses } from '../shared/platform/schemas'
@@ -22,7 +24,16 @@ Base URL: \`{scheme}://{host}\` (the \`servers\` entry, e.g. \`https://api.examp
 
 Authenticate every /v1 operation with \`X-Api-Key: AC_LIVE_<key_id>.<secret>\` or \`Authorization: ApiKey <key>\` (one of the two).
 Errors are \`application/problem+json\` with \`detail\` always present; 422 bodies list \`errors[].loc\`.
-Every response carries \`Cache-Control: no-store\` and \`X-Request-Id\`. Clients must ignore unknown response fields.`
+Every response carries \`Cache-Control: no-store\` and \`X-Request-Id\`. Clients must ignore unknown response fields.
+
+Landing pages (version 1.2): a publishable key (\`AC_PUB_<key_id>.<secret>\`, scope exactly \`leads:ingest\`) may be shown in a web page.
+\`POST /v1/leads/ingest\` and \`POST /v1/leads/inquiries\` take it from the pages of its origins only (CORS; any other \`Origin\` is a 403
+\`origin-not-allowed\`), also as a plain HTML form (\`application/x-www-form-urlencoded\`, the key in the \`api_key\` field), and count it
+against two limits (per client address and per key: 429 with \`Retry-After\`; every answer carries \`RateLimit-Policy\` and \`RateLimit\`).
+Secret keys are never rate-limited and get no CORS fields.`
+
+/** The contract version this document describes (contract Part III: 1.2). */
+export const CONTRACT_VERSION = '1.2.0'
 
 type Json = Record<string, any>
 
@@ -37,6 +48,66 @@ const IDEMPOTENCY_KEY = 'Idempotency-Key'
 const IDEMPOTENCY_DESCRIPTION =
   'Makes the request safe to retry for 24 hours (api-spec §8): a repeat with the same key, API key and body returns the first answer ' +
   'with `Idempotent-Replayed: true` and creates nothing; the same key with another body is a 409.'
+
+/** contract §16: the fields a publishable key's answers carry on the operations pages call. */
+const CORS_HEADERS = {
+  'Access-Control-Allow-Origin': { description: 'Publishable keys: the request\'s `Origin` (one of the key\'s origins). Never sent to a secret key.', schema: { type: 'string' } },
+  'Access-Control-Expose-Headers': { description: `Publishable keys: \`${EXPOSE_HEADERS}\`.`, schema: { type: 'string' } },
+  Vary: { description: 'Publishable keys: `Origin`.', schema: { type: 'string' } },
+}
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Policy': {
+    description: 'Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`.',
+    schema: { type: 'string', examples: ['"per-ip";q=10;w=60, "per-key";q=600;w=60'] },
+  },
+  RateLimit: {
+    description: 'Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused).',
+    schema: { type: 'string', examples: ['"per-ip";r=9;t=42, "per-key";r=587;t=42'] },
+  },
+}
+const RETRY_AFTER = { description: 'Seconds until the limit that refused lets a request through again.', schema: { type: 'integer', minimum: 1 } }
+
+const FORM_DESCRIPTION =
+  'JSON, or a plain HTML form (`application/x-www-form-urlencoded`, contract §16.3) read by the same schema: field names are the JSON paths joined by dots ' +
+  '(`contact.name`, `search.budget`); a repeated name is an array; numbers and booleans (`true`/`on`/`1`, `false`/`off`/`0`) are converted where the schema has them; ' +
+  'an empty optional field is left out; errors name the dotted field (`loc: ["body","contact.phone"]`). Reserved form fields: `api_key` (the key, publishable only: a secret key there is a 403), ' +
+  '`_redirect` (an absolute URL on one of the key\'s origins: success is a 303 to it, a 4xx a 303 with `error=<problem type>` and, for a 422, `field=<dotted field>` in its query; outside the origins, a 422 on `_redirect`) ' +
+  'and `_gotcha` (a honeypot: people leave it empty; filled in, the answer is an accepted one and nothing is stored). A publishable key\'s JSON body may carry `_gotcha` too.'
+
+/** The answers only the operations pages call give (their fields are added to every answer of theirs below). */
+function browserResponses(op: Json): void {
+  op.responses['403'] = {
+    description: 'The API key lacks the scope; or (publishable key) the request\'s `Origin` is missing or not one of the key\'s origins: `type` ends in `origin-not-allowed`, nothing is stored; or a secret key was sent in the `api_key` form field.',
+    content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+  }
+  op.responses['429'] = {
+    description: 'Publishable key: over its per-address (`rate_per_ip`) or per-key (`rate`) limit; nothing is stored.',
+    headers: { 'Retry-After': RETRY_AFTER },
+    content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+  }
+  op.responses['303'] = {
+    description: 'A form post with `_redirect`: to it on success; on a 4xx to it with `error` (and `field`) added to its query.',
+    headers: { Location: { description: 'The `_redirect` URL (with `error` and `field` on a refusal).', schema: { type: 'string', format: 'uri' } } },
+  }
+}
+
+function preflightResponses(op: Json): void {
+  op.security = []
+  delete op.requestBody
+  op.responses = {
+    '204': {
+      description: 'The CORS preflight answer, the same for every origin (no key is sent; the request itself is checked).',
+      headers: {
+        ...COMMON_HEADERS,
+        'Access-Control-Allow-Origin': { description: 'The request\'s `Origin`.', schema: { type: 'string' } },
+        'Access-Control-Allow-Methods': { description: '`POST`.', schema: { type: 'string', const: 'POST' } },
+        'Access-Control-Allow-Headers': { description: `\`${ALLOW_HEADERS}\`.`, schema: { type: 'string', const: ALLOW_HEADERS } },
+        'Access-Control-Max-Age': { description: 'Seconds a browser may keep this answer.', schema: { type: 'string', const: PREFLIGHT_MAX_AGE } },
+        Vary: { description: '`Origin`.', schema: { type: 'string', const: 'Origin' } },
+      },
+    },
+  }
+}
 
 /** `security` lists alternatives: either header authenticates; a client must not send both. */
 const SECURITY = () => [{ ApiKeyHeader: [] }, { ApiKeyAuthorization: [] }]
@@ -100,14 +171,15 @@ const NAMED_ENUMS: { name: string; values: readonly string[]; extra?: Json }[] =
   },
   { name: 'LeadType', values: LEAD_TYPES, extra: { description: '`demandante` (seeks a property) or `propietario` (owns one).' } },
   { name: 'LeadUrgency', values: LEAD_URGENCIES },
+  { name: 'KeyKind', values: KEY_KINDS, extra: { description: '`secret` (server side only) or `publishable` (`AC_PUB_…`: safe to show in a web page, scope exactly `leads:ingest`, usable from its origins only).' } },
 ]
 
 const operationsById = new Map<string, OperationSpec>(Object.entries(OPERATIONS))
 
-export function buildOpenApiDocument(app: AnyElysia, version = '1.0.0', publicUrl?: string): Json {
-  const generated: Json = JSON.parse(
-    JSON.stringify(withoutParseFunctions(app, () => toOpenAPISchema(app, { paths: [/^\/docs/, '/openapi.json', /^\/cdn\//, /^\/storage\//] }))),
-  )
+export function buildOpenApiDocument(app: AnyElysia, version = CONTRACT_VERSION, publicUrl?: string): Json {
+  // Every route the service answers, the CORS preflights (OPTIONS) and the feed (a path with a dot) included.
+  const exclude = { paths: [/^\/docs/, '/openapi.json', /^\/cdn\//, /^\/storage\//], methods: [], staticFile: false }
+  const generated: Json = JSON.parse(JSON.stringify(withoutParseFunctions(app, () => toOpenAPISchema(app, exclude))))
   const doc: Json = {
     openapi: '3.1.0',
     info: { title: 'Property and Lead Management API', version, description: DESCRIPTION, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
@@ -125,8 +197,8 @@ export function buildOpenApiDocument(app: AnyElysia, version = '1.0.0', publicUr
     components: {
       schemas: { ...(generated.components?.schemas ?? {}), Problem: stripId(Problem), ValidationProblem: stripId(ValidationProblem) },
       securitySchemes: {
-        ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'AC_LIVE_<key_id>.<secret>' },
-        ApiKeyAuthorization: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The same key as `ApiKey AC_LIVE_<key_id>.<secret>`' },
+        ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: '`AC_LIVE_<key_id>.<secret>` (secret key) or `AC_PUB_<key_id>.<secret>` (publishable key: scope `leads:ingest`, from its origins only)' },
+        ApiKeyAuthorization: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The same key as `ApiKey AC_LIVE_<key_id>.<secret>` (or `ApiKey AC_PUB_…`)' },
       },
     },
   }
@@ -134,13 +206,22 @@ export function buildOpenApiDocument(app: AnyElysia, version = '1.0.0', publicUr
     for (const op of Object.values<Json>(item)) {
       if (!path.startsWith('/v1/')) {
         op.security = []
+        for (const response of Object.values<Json>(op.responses ?? {})) {
+          if (response.description?.startsWith('Response for status')) response.description = describeStatus(response.description)
+        }
         continue
       }
-      const idempotent = operationsById.get(op.operationId)?.idempotent ?? false
+      const spec = operationsById.get(op.operationId)
+      if (spec?.method === 'OPTIONS') {
+        preflightResponses(op)
+        continue
+      }
+      const idempotent = spec?.idempotent ?? false
       op.security = SECURITY()
       op.parameters = headerParameters(op.parameters ?? [], idempotent)
       if (op.parameters.length === 0) delete op.parameters
       op.responses ??= {}
+      if (spec?.browser) browserResponses(op)
       // A route documents its own specific problems (e.g. the ingest's 500) with
       // `detail['x-problem-responses']`: {status: {description, example}}.
       const specific = op['x-problem-responses'] as Record<string, { description: string; example: unknown }> | undefined
@@ -154,13 +235,14 @@ export function buildOpenApiDocument(app: AnyElysia, version = '1.0.0', publicUr
         if (content) content.schema = { $ref: status === '422' ? '#/components/schemas/ValidationProblem' : '#/components/schemas/Problem' }
       }
       if (op.requestBody?.content) {
-        // Only JSON bodies are accepted (api-spec §9).
+        // JSON bodies (api-spec §9); the operations pages call also take form bodies, read by the same schema (contract §16.3).
         const json = op.requestBody.content['application/json']
-        op.requestBody.content = json ? { 'application/json': json } : op.requestBody.content
+        op.requestBody.content = json ? { 'application/json': json, ...(spec?.browser ? { 'application/x-www-form-urlencoded': { schema: json.schema } } : {}) } : op.requestBody.content
+        if (spec?.browser) op.requestBody.description = FORM_DESCRIPTION
       }
       for (const [status, response] of Object.entries<Json>(op.responses)) {
         if (response.description?.startsWith('Response for status')) response.description = describeStatus(response.description)
-        response.headers = { ...COMMON_HEADERS, ...response.headers }
+        response.headers = { ...COMMON_HEADERS, ...response.headers, ...(spec?.browser ? { ...CORS_HEADERS, ...RATE_LIMIT_HEADERS } : {}) }
         if (idempotent && REPLAYABLE.test(status)) response.headers['Idempotent-Replayed'] = REPLAYED_HEADER
       }
     }
@@ -298,7 +380,7 @@ function canonical(value: unknown): string {
 
 function describeStatus(text: string): string {
   const status = text.replace('Response for status ', '')
-  return ({ '200': 'OK', '201': 'Created', '202': 'Accepted' } as Record<string, string>)[status] ?? text
+  return ({ '200': 'OK', '201': 'Created', '202': 'Accepted', '503': 'Service Unavailable' } as Record<string, string>)[status] ?? text
 }
 
 function stripId(schema: object): Json {

@@ -1,10 +1,13 @@
 /**
  * The JSON request body under /v1 (contract §6), read once before Elysia parses it: its size
  * (1 MiB, counted as it arrives), content type, UTF-8, depth, and the characters PostgreSQL
- * cannot store. Nothing here runs before the API key has been authenticated.
+ * cannot store. Nothing here runs before the API key has been authenticated, except for a form
+ * post that carries its key in a field (contract §16.3), whose body is read under the same rules
+ * first. Form bodies (the two operations pages call) get the same limits.
  */
 import { ParseError } from 'elysia'
 import { AppError, type FieldError } from '../shared/platform/errors'
+import { parseFormPairs, type FormPair } from '../shared/platform/form-body'
 import type { RequestMeta } from './request-meta'
 
 /** api-spec/contract §6: larger JSON bodies are refused with 413. */
@@ -18,6 +21,7 @@ export const MAX_JSON_BODY_BYTES = 1024 * 1024
 export const MAX_JSON_DEPTH = 64
 
 const JSON_TYPE_RE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
+const FORM_TYPE_RE = /^application\/x-www-form-urlencoded\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i
 
 /**
  * Reads the JSON body once, before Elysia parses it: enforces the 1 MiB limit on the bytes
@@ -131,20 +135,43 @@ export function findNul(value: unknown, at: (string | number)[], out: FieldError
   }
 }
 
-/** Checks size and type of a body from its headers; true when there is a JSON body to inspect. */
-export function checkJsonBody(request: Request): boolean {
-  if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'DELETE' || request.method === 'OPTIONS') return false
+export type BodyKind = 'json' | 'form'
+
+/**
+ * Checks size and type of a body from its headers: the kind of body there is to read, or null
+ * for none. `formAllowed(path)`: the path takes form bodies too (contract §16.3), asked only when
+ * the type is not JSON, so a JSON request pays nothing for it.
+ */
+export function checkBody(request: Request, path: string, formAllowed: (path: string) => boolean): BodyKind | null {
+  if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'DELETE' || request.method === 'OPTIONS') return null
   const length = request.headers.get('content-length')
   if (length !== null && Number(length) > MAX_JSON_BODY_BYTES) throw tooLarge()
   const hasBody = length !== null ? Number(length) > 0 : request.headers.has('transfer-encoding') || request.body !== null
-  if (!hasBody) return false
+  if (!hasBody) return null
   const type = request.headers.get('content-type')
-  if (type === null || !JSON_TYPE_RE.test(type)) {
-    throw new AppError('validation', 'Content-Type must be application/json', {
-      errors: [{ loc: ['header', 'content-type'], msg: 'Content-Type must be application/json', type: 'content_type' }],
-    })
+  if (type !== null && JSON_TYPE_RE.test(type)) return 'json'
+  const form = formAllowed(path)
+  if (form && type !== null && FORM_TYPE_RE.test(type)) return 'form'
+  const msg = form ? 'Content-Type must be application/json or application/x-www-form-urlencoded (UTF-8)' : 'Content-Type must be application/json'
+  throw new AppError('validation', msg, { errors: [{ loc: ['header', 'content-type'], msg, type: 'content_type' }] })
+}
+
+/** True for a form body by its headers alone (before the key is known: it may be in a field). */
+export const isFormPost = (request: Request): boolean => request.method === 'POST' && FORM_TYPE_RE.test(request.headers.get('content-type') ?? '')
+
+/** A form body's fields, read under the same rules as a JSON body (1 MiB counted as it arrives, UTF-8, NUL). */
+export async function readFormBody(request: Request, meta: RequestMeta): Promise<FormPair[]> {
+  const bytes = await readBodyAtMost(request, MAX_JSON_BODY_BYTES)
+  let text: string
+  try {
+    text = UTF8.decode(bytes)
+  } catch {
+    const msg = 'Request body is not valid UTF-8'
+    throw new AppError('validation', msg, { errors: [{ loc: ['body'], msg, type: 'form_invalid' }] })
   }
-  return true
+  const pairs = parseFormPairs(text)
+  if (pairs.some(([name, value]) => unstorable(name) || unstorable(value))) meta.bodyHasNul = true
+  return pairs
 }
 
 /** The body text read by inspectJsonBody as a value; malformed JSON is Elysia's ParseError (a 422). */

@@ -16,6 +16,7 @@ import { IngestBatcher } from './ingest-batcher'
 import { KeyStore } from '../shared/access/key-store'
 import { CataloguePageCache } from '../shared/listings/catalogue-cache'
 import { Metrics } from './metrics'
+import { RateLimits } from './rate-limits'
 
 export class StartupError extends Error {
   override name = 'StartupError'
@@ -63,7 +64,10 @@ export async function createApiDeps(config: Config, logger: Logger = createLogge
     : undefined
   reads?.start()
   const catalogueCache = config.catalogueCacheBytes > 0 ? new CataloguePageCache(config.catalogueCacheBytes) : undefined
-  return { config, database, redis, queues, ingestQueues: ingestPath.queues, keys, logger, metrics: new Metrics(), ingest, storage, reads, catalogueCache }
+  const rateLimits = RateLimits.connect(redis, config.queuePrefix)
+  // Counted in Redis from the first request (a process counts alone until its connection is up).
+  await rateLimits.ready().catch(() => {})
+  return { config, database, redis, queues, ingestQueues: ingestPath.queues, keys, logger, metrics: new Metrics(), ingest, storage, reads, catalogueCache, rateLimits, peerAddress: () => undefined }
 }
 
 /**
@@ -100,6 +104,7 @@ export async function closeApiDeps(deps: AppDeps): Promise<void> {
     await deps.ingestQueues.close().catch(() => {})
     deps.ingestQueues.connection.disconnect()
   }
+  deps.rateLimits.close()
   deps.redis.disconnect()
   deps.reads?.stop()
   await Promise.all([deps.database.close(5), deps.reads?.replica.close(5)])

@@ -114,6 +114,8 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
     idleTimeout: 30,
     ...rawPathRouting(app, serve),
   })
+  // Asked only for a publishable key's per-address limit (contract §16.4), never per request.
+  deps.peerAddress = (request) => server.requestIP(request)?.address
   logger.info('api listening', { port: server.port, url: config.publicUrl })
   return {
     port: server.port ?? config.port,

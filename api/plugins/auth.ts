@@ -3,7 +3,8 @@
  * (shared/access/operations.ts), which gives its operationId and the scope it needs (api-spec §4),
  * or 'any' (`GET /me`). The key itself was authenticated by the http plugin before parsing; this
  * checks the scope before validation (403 beats 422) and hands the handler its `auth` context.
- * `scope` alone is the same check for a route outside the table (tests mount such routes).
+ * `scope` alone is the same check for a route outside the table (tests mount such routes);
+ * `preflight` names the row of a keyless CORS preflight (contract §16.2).
  */
 import { Elysia } from 'elysia'
 import { AppError } from '../../shared/platform/errors'
@@ -25,8 +26,11 @@ function authOf(request: Request): AuthContext {
  */
 export function requireOperationScope(request: Request, id: OperationId): void {
   const scope = OPERATIONS[id].scope
-  if (scope !== 'any') requireScope(authOf(request), scope)
+  if (scope !== 'any' && scope !== 'none') requireScope(authOf(request), scope)
 }
+
+/** A CORS preflight (contract §16.2): no key, no scope; the http plugin answers it before authentication. */
+const keyless = (detail: Record<string, unknown>) => ({ detail: { ...detail, security: [], 'x-required-scope': null } as Record<string, unknown> })
 
 const scoped = (scope: Scope | 'any', detail: Record<string, unknown> = {}) => ({
   transform({ request }: { request: Request }) {
@@ -43,6 +47,7 @@ const scoped = (scope: Scope | 'any', detail: Record<string, unknown> = {}) => (
 })
 
 export const authPlugin = new Elysia({ name: 'auth' }).macro({
-  operation: (id: OperationId) => scoped(OPERATIONS[id].scope, { operationId: id }),
+  operation: (id: OperationId) => scoped(OPERATIONS[id].scope as Scope | 'any', { operationId: id }),
+  preflight: (id: OperationId) => keyless({ operationId: id }),
   scope: (scope: Scope | 'any') => scoped(scope),
 })

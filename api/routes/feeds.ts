@@ -10,6 +10,12 @@ import { notModified, openFeed, streamKyeroFeed } from '../../shared/feeds/opera
 
 const CACHEABLE = 'public, max-age=300'
 
+const FEED_HEADERS = {
+  ETag: { description: 'The catalogue version of the business: send it back in `If-None-Match`.', schema: { type: 'string' } },
+  'Last-Modified': { description: 'The time of the last change of the catalogue: send it back in `If-Modified-Since`.', schema: { type: 'string' } },
+  'Cache-Control': { description: '`public, max-age=300`.', schema: { type: 'string', const: CACHEABLE } },
+}
+
 export const feedRoutes = (deps: AppDeps) =>
   new Elysia({ name: 'routes.feeds' }).get(
     '/feeds/:token/kyero.xml',
@@ -38,8 +44,8 @@ export const feedRoutes = (deps: AppDeps) =>
           'The one cacheable answer: `Cache-Control: public, max-age=300`.',
         security: [],
         responses: {
-          200: { description: 'The feed.', content: { 'application/xml': { schema: { type: 'string' } } } },
-          304: { description: 'Not modified since the validators sent.' },
+          200: { description: 'The feed.', headers: FEED_HEADERS, content: { 'application/xml': { schema: { type: 'string' } } } },
+          304: { description: 'Not modified since the validators sent.', headers: FEED_HEADERS },
           404: { description: 'Unknown or revoked feed.', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } },
         },
       } as Record<string, unknown>,

@@ -6,19 +6,35 @@
  * `pending` in PostgreSQL and the worker's sweep (worker/maintenance.ts) queues it later.
  */
 import { Elysia } from 'elysia'
+import { randomInt } from 'node:crypto'
+import type { AuthContext } from '../../shared/access/key-store'
 import type { AppDeps } from '../deps'
 import { idempotentAnswer } from '../idempotent-answer'
 import { idempotent } from '../../shared/platform/idempotency'
 import { authPlugin } from '../plugins/auth'
+import { browserFormPlugin, PREFLIGHT_DETAIL, preflightRoute } from '../plugins/browser-form'
 import { IdempotencyKeyHeader } from '../../shared/platform/schemas'
 import { inquiryValuesOf } from '../../shared/leads/inquiry-input'
 import { createInquiry, queueOutreachDelivery } from '../../shared/leads/operations'
 import { LeadInquiryRequest, LeadInquiryResponse, type LeadInquiryAnswer } from '../../shared/leads/schemas'
 
+/** The honeypot's answer looks like an accepted inquiry's; its ids name nothing (contract §16.4). */
+function honeypotAnswer(auth: AuthContext, body: { outreach?: boolean } | undefined): LeadInquiryAnswer {
+  return {
+    status: 'ok',
+    inquiry_id: randomInt(1, 2 ** 31 - 1),
+    lead_id: randomInt(1, 2 ** 31 - 1),
+    lead_created: true,
+    outreach: body?.outreach === false ? 'skipped' : 'queued',
+    authenticated_as: auth.business.name,
+  }
+}
+
 export const inquiryRoutes = (deps: AppDeps) => {
   const { db } = deps.database
   return new Elysia({ name: 'routes.inquiries', prefix: '/v1', detail: { tags: ['Leads'] } })
     .use(authPlugin)
+    .use(browserFormPlugin)
     .post(
       '/leads/inquiries',
       async ({ auth, body, headers, set }) => {
@@ -46,6 +62,7 @@ export const inquiryRoutes = (deps: AppDeps) => {
       },
       {
         operation: 'createLeadInquiry',
+        browserForm: honeypotAnswer,
         headers: IdempotencyKeyHeader,
         body: LeadInquiryRequest,
         response: { 200: LeadInquiryResponse },
@@ -58,4 +75,5 @@ export const inquiryRoutes = (deps: AppDeps) => {
         },
       },
     )
+    .options('/leads/inquiries', preflightRoute, { preflight: 'preflightLeadInquiry', detail: PREFLIGHT_DETAIL })
 }

@@ -7,6 +7,8 @@ import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
 import { idempotentAnswer } from '../idempotent-answer'
 import { authPlugin } from '../plugins/auth'
+import type { AuthContext } from '../../shared/access/key-store'
+import { browserFormPlugin, PREFLIGHT_DETAIL, preflightRoute } from '../plugins/browser-form'
 import { CreatedResponse, IdempotencyKeyHeader, idParam, pathIdsToNumbers } from '../../shared/platform/schemas'
 import { idempotent } from '../../shared/platform/idempotency'
 import { createLead, eraseLead, exportLead, getLead, listLeadInquiries, listLeads, prepareIngestLead, updateLead } from '../../shared/leads/operations'
@@ -21,6 +23,7 @@ export const leadRoutes = (deps: AppDeps) => {
   const { db } = deps.database
   return new Elysia({ name: 'routes.leads', prefix: '/v1', detail: { tags: ['Leads'] } })
     .use(authPlugin)
+    .use(browserFormPlugin)
     .get(
       '/leads',
       async ({ auth, query }) => {
@@ -158,6 +161,8 @@ export const leadRoutes = (deps: AppDeps) => {
       },
       {
         operation: 'ingestRentalLead',
+        // The honeypot's answer is an accepted ingest's (contract §16.4).
+        browserForm: (auth: AuthContext) => ({ status: 'ok' as const, authenticated_as: auth.business.name }),
         body: RentalIngestRequest,
         response: { 200: RentalIngestResponse },
         detail: {
@@ -174,4 +179,5 @@ export const leadRoutes = (deps: AppDeps) => {
         } as Record<string, unknown>,
       },
     )
+    .options('/leads/ingest', preflightRoute, { preflight: 'preflightRentalLeadIngest', detail: PREFLIGHT_DETAIL })
 }

@@ -65,7 +65,7 @@ export interface paths {
         };
         /**
          * The authenticated business and the key’s scopes
-         * @description Any active key may call it, whatever its scopes.
+         * @description Any active key may call it, whatever its scopes. `kind` tells a secret key from a publishable one, which also shows its `origins`.
          */
         get: operations["getApiKeyContext"];
         put?: never;
@@ -299,7 +299,11 @@ export interface paths {
          */
         post: operations["ingestRentalLead"];
         delete?: never;
-        options?: never;
+        /**
+         * CORS preflight (no key)
+         * @description What a browser asks before a page’s script sends the request (contract §16.2). No key, whatever the origin: 204 with `Access-Control-Allow-Origin: <Origin>`, `Access-Control-Allow-Methods: POST`, `Access-Control-Allow-Headers: Content-Type, X-Api-Key, Idempotency-Key`, `Access-Control-Max-Age: 600` and `Vary: Origin`. The request itself is then taken only with a publishable key from one of its origins.
+         */
+        options: operations["preflightRentalLeadIngest"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -319,7 +323,11 @@ export interface paths {
          */
         post: operations["createLeadInquiry"];
         delete?: never;
-        options?: never;
+        /**
+         * CORS preflight (no key)
+         * @description What a browser asks before a page’s script sends the request (contract §16.2). No key, whatever the origin: 204 with `Access-Control-Allow-Origin: <Origin>`, `Access-Control-Allow-Methods: POST`, `Access-Control-Allow-Headers: Content-Type, X-Api-Key, Idempotency-Key`, `Access-Control-Max-Age: 600` and `Vary: Origin`. The request itself is then taken only with a publishable key from one of its origins.
+         */
+        options: operations["preflightLeadInquiry"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -728,6 +736,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/feeds/{token}/kyero.xml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Portal feed in Kyero v3 XML
+         * @description Every published listing of the business, with the public representation’s privacy rules, in Kyero’s v3 format (docs/feeds.md). No API key: the token in the path is the credential; an unknown or revoked token is a 404. Supports `If-None-Match` and `If-Modified-Since` (304). The one cacheable answer: `Cache-Control: public, max-age=300`.
+         */
+        get: operations["getKyeroFeed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -737,6 +765,9 @@ export interface components {
             key_id: string;
             name: string | null;
             scopes: ("properties:read" | "properties:write" | "leads:read" | "leads:write" | "leads:ingest" | "webhooks:write")[];
+            kind: components["schemas"]["KeyKind"];
+            /** @description Publishable keys only: the origins (`https://host[:port]`) a browser may use the key from (contract §16.1). */
+            origins?: string[];
             /**
              * Format: date-time
              * @description ISO 8601 with UTC offset.
@@ -768,6 +799,7 @@ export interface components {
          *           "scopes": [
          *             "leads:ingest"
          *           ],
+         *           "kind": "secret",
          *           "created_at": "2026-11-01T10:00:00.000Z",
          *           "expires_at": null
          *         }
@@ -1225,6 +1257,12 @@ export interface components {
             authenticated_as: string;
         };
         /**
+         * KeyKind
+         * @description `secret` (server side only) or `publishable` (`AC_PUB_…`: safe to show in a web page, scope exactly `leads:ingest`, usable from its origins only).
+         * @enum {string}
+         */
+        KeyKind: "secret" | "publishable";
+        /**
          * Lead
          * @example {
          *       "id": 42,
@@ -1454,6 +1492,11 @@ export interface components {
          * @enum {string}
          */
         LeadUrgency: "baja-urgencia" | "media-urgencia" | "alta-urgencia";
+        /** Liveness */
+        Liveness: {
+            /** @constant */
+            status: "ok";
+        };
         /** MapArea */
         MapArea: {
             geometry: {
@@ -2347,6 +2390,38 @@ export interface components {
             embed_url?: string;
         };
         /**
+         * Readiness
+         * @example {
+         *       "status": "ok",
+         *       "checks": {
+         *         "postgres": "ok",
+         *         "redis": "ok"
+         *       }
+         *     }
+         * @example {
+         *       "status": "unavailable",
+         *       "checks": {
+         *         "postgres": "ok",
+         *         "redis": "unreachable"
+         *       }
+         *     }
+         */
+        Readiness: {
+            /** @enum {string} */
+            status: "ok" | "unavailable";
+            checks: {
+                /** @enum {string} */
+                postgres: "ok" | "unreachable";
+                /** @enum {string} */
+                redis: "ok" | "unreachable";
+                /**
+                 * @description Present after a crash: the process drains and exits.
+                 * @constant
+                 */
+                process?: "crashed";
+            };
+        };
+        /**
          * RedeliverRequest
          * @example {
          *       "endpoint_id": 3
@@ -3002,7 +3077,17 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Liveness"];
+                };
+            };
+        };
     };
     readyz: {
         parameters: {
@@ -3012,7 +3097,26 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+        };
     };
     metrics: {
         parameters: {
@@ -3022,7 +3126,17 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description Prometheus text exposition format 0.0.4: request counts and latency histograms by route and status, key kinds, origin refusals, 429s and honeypot hits, queue depth and job outcomes per queue, webhook delivery figures, process figures. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
     };
     getApiKeyContext: {
         parameters: {
@@ -5165,9 +5279,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description JSON, or a plain HTML form (`application/x-www-form-urlencoded`, contract §16.3) read by the same schema: field names are the JSON paths joined by dots (`contact.name`, `search.budget`); a repeated name is an array; numbers and booleans (`true`/`on`/`1`, `false`/`off`/`0`) are converted where the schema has them; an empty optional field is left out; errors name the dotted field (`loc: ["body","contact.phone"]`). Reserved form fields: `api_key` (the key, publishable only: a secret key there is a 403), `_redirect` (an absolute URL on one of the key's origins: success is a 303 to it, a 4xx a 303 with `error=<problem type>` and, for a 422, `field=<dotted field>` in its query; outside the origins, a 422 on `_redirect`) and `_gotcha` (a honeypot: people leave it empty; filled in, the answer is an accepted one and nothing is stored). A publishable key's JSON body may carry `_gotcha` too. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RentalIngestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RentalIngestRequest"];
             };
         };
         responses: {
@@ -5178,11 +5294,44 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description Always `no-store`. */
                     "Cache-Control"?: "no-store";
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["RentalIngestResponse"];
                 };
+            };
+            /** @description A form post with `_redirect`: to it on success; on a 4xx to it with `error` (and `field`) added to its query. */
+            303: {
+                headers: {
+                    /** @description Request id (echoes a valid caller-supplied X-Request-Id); also in error bodies and logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `no-store`. */
+                    "Cache-Control"?: "no-store";
+                    /** @description The `_redirect` URL (with `error` and `field` on a refusal). */
+                    Location?: string;
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The API key is missing, malformed, unknown, revoked or expired. */
             401: {
@@ -5191,19 +5340,39 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description Always `no-store`. */
                     "Cache-Control"?: "no-store";
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks the scope this operation requires. */
+            /** @description The API key lacks the scope; or (publishable key) the request's `Origin` is missing or not one of the key's origins: `type` ends in `origin-not-allowed`, nothing is stored; or a secret key was sent in the `api_key` form field. */
             403: {
                 headers: {
                     /** @description Request id (echoes a valid caller-supplied X-Request-Id); also in error bodies and logs. */
                     "X-Request-Id"?: string;
                     /** @description Always `no-store`. */
                     "Cache-Control"?: "no-store";
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5217,6 +5386,16 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description Always `no-store`. */
                     "Cache-Control"?: "no-store";
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5230,6 +5409,16 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description Always `no-store`. */
                     "Cache-Control"?: "no-store";
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5243,6 +5432,16 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description Always `no-store`. */
                     "Cache-Control"?: "no-store";
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5256,6 +5455,16 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description Always `no-store`. */
                     "Cache-Control"?: "no-store";
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5283,6 +5492,31 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ValidationProblem"];
                 };
             };
+            /** @description Publishable key: over its per-address (`rate_per_ip`) or per-key (`rate`) limit; nothing is stored. */
+            429: {
+                headers: {
+                    /** @description Request id (echoes a valid caller-supplied X-Request-Id); also in error bodies and logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `no-store`. */
+                    "Cache-Control"?: "no-store";
+                    /** @description Seconds until the limit that refused lets a request through again. */
+                    "Retry-After"?: number;
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `search.budget` is present but is not a whole number or a range of whole numbers (api-spec §4.11 rule 5), or an unexpected server error. */
             500: {
                 headers: {
@@ -5290,6 +5524,16 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description Always `no-store`. */
                     "Cache-Control"?: "no-store";
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5313,11 +5557,53 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description Always `no-store`. */
                     "Cache-Control"?: "no-store";
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    preflightRentalLeadIngest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CORS preflight answer, the same for every origin (no key is sent; the request itself is checked). */
+            204: {
+                headers: {
+                    /** @description Request id (echoes a valid caller-supplied X-Request-Id); also in error bodies and logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `no-store`. */
+                    "Cache-Control"?: "no-store";
+                    /** @description The request's `Origin`. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description `POST`. */
+                    "Access-Control-Allow-Methods"?: "POST";
+                    /** @description `Content-Type, X-Api-Key, Idempotency-Key`. */
+                    "Access-Control-Allow-Headers"?: "Content-Type, X-Api-Key, Idempotency-Key";
+                    /** @description Seconds a browser may keep this answer. */
+                    "Access-Control-Max-Age"?: "600";
+                    /** @description `Origin`. */
+                    Vary?: "Origin";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -5331,9 +5617,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description JSON, or a plain HTML form (`application/x-www-form-urlencoded`, contract §16.3) read by the same schema: field names are the JSON paths joined by dots (`contact.name`, `search.budget`); a repeated name is an array; numbers and booleans (`true`/`on`/`1`, `false`/`off`/`0`) are converted where the schema has them; an empty optional field is left out; errors name the dotted field (`loc: ["body","contact.phone"]`). Reserved form fields: `api_key` (the key, publishable only: a secret key there is a 403), `_redirect` (an absolute URL on one of the key's origins: success is a 303 to it, a 4xx a 303 with `error=<problem type>` and, for a 422, `field=<dotted field>` in its query; outside the origins, a 422 on `_redirect`) and `_gotcha` (a honeypot: people leave it empty; filled in, the answer is an accepted one and nothing is stored). A publishable key's JSON body may carry `_gotcha` too. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["InquiryInput"];
+                "application/x-www-form-urlencoded": components["schemas"]["InquiryInput"];
             };
         };
         responses: {
@@ -5344,6 +5632,16 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description Always `no-store`. */
                     "Cache-Control"?: "no-store";
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key (api-spec §8). */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -5352,6 +5650,29 @@ export interface operations {
                     "application/json": components["schemas"]["LeadInquiryResponse"];
                 };
             };
+            /** @description A form post with `_redirect`: to it on success; on a 4xx to it with `error` (and `field`) added to its query. */
+            303: {
+                headers: {
+                    /** @description Request id (echoes a valid caller-supplied X-Request-Id); also in error bodies and logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `no-store`. */
+                    "Cache-Control"?: "no-store";
+                    /** @description The `_redirect` URL (with `error` and `field` on a refusal). */
+                    Location?: string;
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description The API key is missing, malformed, unknown, revoked or expired. */
             401: {
                 headers: {
@@ -5359,19 +5680,39 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description Always `no-store`. */
                     "Cache-Control"?: "no-store";
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks the scope this operation requires. */
+            /** @description The API key lacks the scope; or (publishable key) the request's `Origin` is missing or not one of the key's origins: `type` ends in `origin-not-allowed`, nothing is stored; or a secret key was sent in the `api_key` form field. */
             403: {
                 headers: {
                     /** @description Request id (echoes a valid caller-supplied X-Request-Id); also in error bodies and logs. */
                     "X-Request-Id"?: string;
                     /** @description Always `no-store`. */
                     "Cache-Control"?: "no-store";
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5385,6 +5726,16 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description Always `no-store`. */
                     "Cache-Control"?: "no-store";
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key (api-spec §8). */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -5400,6 +5751,16 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description Always `no-store`. */
                     "Cache-Control"?: "no-store";
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key (api-spec §8). */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -5415,6 +5776,16 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description Always `no-store`. */
                     "Cache-Control"?: "no-store";
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5428,12 +5799,47 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description Always `no-store`. */
                     "Cache-Control"?: "no-store";
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key (api-spec §8). */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["ValidationProblem"];
+                };
+            };
+            /** @description Publishable key: over its per-address (`rate_per_ip`) or per-key (`rate`) limit; nothing is stored. */
+            429: {
+                headers: {
+                    /** @description Request id (echoes a valid caller-supplied X-Request-Id); also in error bodies and logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `no-store`. */
+                    "Cache-Control"?: "no-store";
+                    /** @description Seconds until the limit that refused lets a request through again. */
+                    "Retry-After"?: number;
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Unexpected server error. */
@@ -5443,6 +5849,16 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description Always `no-store`. */
                     "Cache-Control"?: "no-store";
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5456,11 +5872,53 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description Always `no-store`. */
                     "Cache-Control"?: "no-store";
+                    /** @description Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description Publishable keys: `X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Idempotent-Replayed`. */
+                    "Access-Control-Expose-Headers"?: string;
+                    /** @description Publishable keys: `Origin`. */
+                    Vary?: string;
+                    /** @description Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused). */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    preflightLeadInquiry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CORS preflight answer, the same for every origin (no key is sent; the request itself is checked). */
+            204: {
+                headers: {
+                    /** @description Request id (echoes a valid caller-supplied X-Request-Id); also in error bodies and logs. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `no-store`. */
+                    "Cache-Control"?: "no-store";
+                    /** @description The request's `Origin`. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description `POST`. */
+                    "Access-Control-Allow-Methods"?: "POST";
+                    /** @description `Content-Type, X-Api-Key, Idempotency-Key`. */
+                    "Access-Control-Allow-Headers"?: "Content-Type, X-Api-Key, Idempotency-Key";
+                    /** @description Seconds a browser may keep this answer. */
+                    "Access-Control-Max-Age"?: "600";
+                    /** @description `Origin`. */
+                    Vary?: "Origin";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -8801,6 +9259,56 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description Always `no-store`. */
                     "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getKyeroFeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The feed. */
+            200: {
+                headers: {
+                    /** @description The catalogue version of the business: send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description The time of the last change of the catalogue: send it back in `If-Modified-Since`. */
+                    "Last-Modified"?: string;
+                    /** @description `public, max-age=300`. */
+                    "Cache-Control"?: "public, max-age=300";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": string;
+                };
+            };
+            /** @description Not modified since the validators sent. */
+            304: {
+                headers: {
+                    /** @description The catalogue version of the business: send it back in `If-None-Match`. */
+                    ETag?: string;
+                    /** @description The time of the last change of the catalogue: send it back in `If-Modified-Since`. */
+                    "Last-Modified"?: string;
+                    /** @description `public, max-age=300`. */
+                    "Cache-Control"?: "public, max-age=300";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unknown or revoked feed. */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -8,6 +8,10 @@ export interface KeyRecord {
   secretHash: string
   name: string | null
   scopes: string[]
+  kind: string
+  origins: string[] | null
+  ratePerIp: string | null
+  rate: string | null
   createdAt: Date
   expiresAt: Date | null
   revokedAt: Date | null
@@ -18,6 +22,7 @@ export async function findKeyByKeyId(db: Db, keyId: string): Promise<KeyRecord |
   const rows = await db
     .select({
       id: apiKeys.id, keyId: apiKeys.keyId, secretHash: apiKeys.secretHash, name: apiKeys.name, scopes: apiKeys.scopes,
+      kind: apiKeys.kind, origins: apiKeys.origins, ratePerIp: apiKeys.ratePerIp, rate: apiKeys.rate,
       createdAt: apiKeys.createdAt, expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt,
       businessId: businesses.id, businessName: businesses.name,
     })
@@ -31,7 +36,21 @@ export async function findKeyByKeyId(db: Db, keyId: string): Promise<KeyRecord |
   return { ...key, business: { id: businessId, name: businessName } }
 }
 
-export async function insertKey(db: Db, values: { businessId: number; keyId: string; secretHash: string; name: string | null; scopes: string[]; expiresAt: Date | null }) {
+export interface NewKeyRow {
+  businessId: number
+  keyId: string
+  secretHash: string
+  name: string | null
+  scopes: string[]
+  expiresAt: Date | null
+  /** Publishable keys (contract §16.1): the kind, origins and rates; a secret key leaves them out. */
+  kind?: 'secret' | 'publishable'
+  origins?: string[] | null
+  ratePerIp?: string | null
+  rate?: string | null
+}
+
+export async function insertKey(db: Db, values: NewKeyRow) {
   const [row] = await db.insert(apiKeys).values(values).returning()
   return row
 }
@@ -45,10 +64,24 @@ export async function revokeKey(db: Db, keyId: string): Promise<boolean> {
 
 export async function listKeys(db: Db, businessId: number) {
   return db
-    .select({ keyId: apiKeys.keyId, name: apiKeys.name, scopes: apiKeys.scopes, createdAt: apiKeys.createdAt, expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt, lastUsedAt: apiKeys.lastUsedAt })
+    .select({
+      keyId: apiKeys.keyId, name: apiKeys.name, scopes: apiKeys.scopes, kind: apiKeys.kind, origins: apiKeys.origins, ratePerIp: apiKeys.ratePerIp, rate: apiKeys.rate,
+      createdAt: apiKeys.createdAt, expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt, lastUsedAt: apiKeys.lastUsedAt,
+    })
     .from(apiKeys)
     .where(eq(apiKeys.businessId, businessId))
     .orderBy(apiKeys.id)
+}
+
+/**
+ * Replaces a publishable key's origins. Null when no key has this id; `kind` tells a secret key
+ * (unchanged: it has no origins) from a publishable one.
+ */
+export async function setKeyOrigins(db: Db, keyId: string, origins: string[]): Promise<{ kind: string; origins: string[] | null } | null> {
+  const updated = await db.update(apiKeys).set({ origins }).where(and(eq(apiKeys.keyId, keyId), eq(apiKeys.kind, 'publishable'))).returning({ kind: apiKeys.kind, origins: apiKeys.origins })
+  if (updated.length) return updated[0]
+  const [existing] = await db.select({ kind: apiKeys.kind, origins: apiKeys.origins }).from(apiKeys).where(eq(apiKeys.keyId, keyId))
+  return existing ?? null
 }
 
 /** One statement for a batch of `last_used_at` stamps (architecture.md: never a write per request). */

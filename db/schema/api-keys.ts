@@ -1,4 +1,5 @@
-import { index, integer, pgTable, serial, text, timestamp } from 'drizzle-orm/pg-core'
+import { sql } from 'drizzle-orm'
+import { check, index, integer, pgTable, serial, text, timestamp } from 'drizzle-orm/pg-core'
 import { businesses } from './businesses'
 
 export const apiKeys = pgTable(
@@ -12,12 +13,26 @@ export const apiKeys = pgTable(
     secretHash: text('secret_hash').notNull(),
     name: text('name'),
     scopes: text('scopes').array().notNull(),
+    /** `secret` (server side) or `publishable` (safe to show in a page: contract §16.1). */
+    kind: text('kind').notNull().default('secret'),
+    /** Publishable keys only: the origins a browser may use the key from, as `scheme://host[:port]`. */
+    origins: text('origins').array(),
+    /** Publishable keys only: `N/s`, `N/min` or `N/h` per client address, and for the whole key. */
+    ratePerIp: text('rate_per_ip'),
+    rate: text('rate'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }),
     revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
   },
-  (t) => [index('api_keys_business_idx').on(t.businessId)],
+  (t) => [
+    index('api_keys_business_idx').on(t.businessId),
+    // A publishable key carries exactly the ingest scope, its origins and its two rates; a secret key none of them.
+    check(
+      'api_keys_kind_check',
+      sql`(${t.kind} = 'secret' and ${t.origins} is null and ${t.ratePerIp} is null and ${t.rate} is null) or (${t.kind} = 'publishable' and ${t.scopes} = array['leads:ingest'] and cardinality(${t.origins}) between 1 and 20 and ${t.ratePerIp} is not null and ${t.rate} is not null)`,
+    ),
+  ],
 )
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect

@@ -1,25 +1,34 @@
 /**
- * API key format (api-spec §5.2): `AC_LIVE_<key_id>.<secret>`. The key id is public; the secret
- * has 192 random bits (base64url) and only its SHA-256 is stored.
+ * API key format (api-spec §5.2, contract §16.1): `AC_LIVE_<key_id>.<secret>` for a secret key,
+ * `AC_PUB_<key_id>.<secret>` for a publishable one. The key id is public; the secret has 192
+ * random bits (base64url) and only its SHA-256 is stored. The prefix says which kind the key
+ * claims to be; the stored kind decides (a key whose prefix disagrees is refused).
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 
-const KEY_RE = /^AC_LIVE_([A-Za-z0-9]{16})\.([A-Za-z0-9_-]{32})$/
+export type KeyKind = 'secret' | 'publishable'
+
+const KEY_RE = /^AC_(LIVE|PUB)_([A-Za-z0-9]{16})\.([A-Za-z0-9_-]{32})$/
+const PREFIX: Record<KeyKind, string> = { secret: 'AC_LIVE_', publishable: 'AC_PUB_' }
 
 export interface ParsedKey {
+  kind: KeyKind
   keyId: string
   secret: string
 }
 
 export function parseApiKey(raw: string): ParsedKey | null {
   const m = KEY_RE.exec(raw)
-  return m ? { keyId: m[1], secret: m[2] } : null
+  return m ? { kind: m[1] === 'PUB' ? 'publishable' : 'secret', keyId: m[2], secret: m[3] } : null
 }
 
-export function generateApiKey(): { keyId: string; secret: string; apiKey: string; secretHash: string } {
+/** A value that presents itself as a secret key, well-formed or not: never accepted where a page could show it. */
+export const looksSecret = (raw: string): boolean => raw.startsWith(PREFIX.secret)
+
+export function generateApiKey(kind: KeyKind = 'secret'): { keyId: string; secret: string; apiKey: string; secretHash: string } {
   const keyId = randomBytes(12).toString('base64url').replace(/[-_]/g, 'x').slice(0, 16)
   const secret = randomBytes(24).toString('base64url')
-  return { keyId, secret, apiKey: `AC_LIVE_${keyId}.${secret}`, secretHash: hashSecret(secret) }
+  return { keyId, secret, apiKey: `${PREFIX[kind]}${keyId}.${secret}`, secretHash: hashSecret(secret) }
 }
 
 export function hashSecret(secret: string): string {

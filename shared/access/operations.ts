@@ -8,13 +8,18 @@
 import type { Scope } from './scopes'
 
 export interface OperationSpec {
-  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE' | 'OPTIONS'
   /** Elysia's path form (`:param`), under /v1. */
   path: string
-  /** 'any': every active key (`GET /me`). */
-  scope: Scope | 'any'
+  /** 'any': every active key (`GET /me`); 'none': no key at all (a CORS preflight, contract §16.2). */
+  scope: Scope | 'any' | 'none'
   /** Honours `Idempotency-Key` (api-spec §8). */
   idempotent: boolean
+  /**
+   * Called from web pages (contract §16): takes publishable keys from their origins with CORS,
+   * form-encoded bodies (`api_key`, `_redirect`, `_gotcha`), and answers their preflight.
+   */
+  browser?: true
 }
 
 export const OPERATIONS = {
@@ -48,8 +53,11 @@ export const OPERATIONS = {
   createLead: { method: 'POST', path: '/v1/leads', scope: 'leads:write', idempotent: true },
   getLead: { method: 'GET', path: '/v1/leads/:lead_id', scope: 'leads:read', idempotent: false },
   updateLead: { method: 'PATCH', path: '/v1/leads/:lead_id', scope: 'leads:write', idempotent: false },
-  ingestRentalLead: { method: 'POST', path: '/v1/leads/ingest', scope: 'leads:ingest', idempotent: false },
-  createLeadInquiry: { method: 'POST', path: '/v1/leads/inquiries', scope: 'leads:ingest', idempotent: true },
+  ingestRentalLead: { method: 'POST', path: '/v1/leads/ingest', scope: 'leads:ingest', idempotent: false, browser: true },
+  createLeadInquiry: { method: 'POST', path: '/v1/leads/inquiries', scope: 'leads:ingest', idempotent: true, browser: true },
+  // contract §16.2: the CORS preflights of the two operations pages call; they carry no key.
+  preflightRentalLeadIngest: { method: 'OPTIONS', path: '/v1/leads/ingest', scope: 'none', idempotent: false },
+  preflightLeadInquiry: { method: 'OPTIONS', path: '/v1/leads/inquiries', scope: 'none', idempotent: false },
   // contract §13: data-subject rights.
   deleteLead: { method: 'DELETE', path: '/v1/leads/:lead_id', scope: 'leads:write', idempotent: false },
   exportLead: { method: 'GET', path: '/v1/leads/:lead_id/export', scope: 'leads:read', idempotent: false },
@@ -73,5 +81,8 @@ export type OperationId = keyof typeof OPERATIONS
 export const operationSpec = (id: OperationId): OperationSpec => OPERATIONS[id]
 
 const byRoute = new Map(Object.entries(OPERATIONS).map(([id, op]) => [`${op.method} ${op.path}`, id as OperationId]))
+/** The paths of the operations pages call (contract §16): CORS and form bodies apply there only. */
+export const BROWSER_PATHS: ReadonlySet<string> = new Set(Object.values<OperationSpec>(OPERATIONS).filter((op) => op.browser).map((op) => op.path))
+
 /** The operation served at this method and (Elysia) route path, if any. */
 export const operationAt = (method: string, path: string): OperationId | undefined => byRoute.get(`${method} ${path}`)

@@ -8,6 +8,14 @@ import { SCOPES } from './scopes'
 
 const ScopeList = T.Array(literalUnion(SCOPES))
 
+export const KEY_KINDS = ['secret', 'publishable'] as const
+export const KeyKind = literalUnion(KEY_KINDS, {
+  title: 'KeyKind',
+  description: '`secret` (server side only) or `publishable` (`AC_PUB_…`: safe to show in a web page, scope exactly `leads:ingest`, usable from its origins only).',
+})
+const Origins = T.Array(T.String(), { description: 'Publishable keys: the origins (`https://host[:port]`) a browser may use the key from.' })
+const RateText = T.String({ description: '`N/s`, `N/min` or `N/h`.' })
+
 export const Business = T.Object({ id: T.Integer(), name: T.String() }, { title: 'Business' })
 export type Business = Static<typeof Business>
 
@@ -15,8 +23,12 @@ export const CreatedApiKey = T.Object(
   {
     business_id: T.Integer(),
     key_id: T.String(),
-    api_key: T.String({ description: '`AC_LIVE_<key_id>.<secret>`: shown here once, stored only as a hash.' }),
+    api_key: T.String({ description: '`AC_LIVE_<key_id>.<secret>` (secret) or `AC_PUB_<key_id>.<secret>` (publishable): shown here once, stored only as a hash.' }),
+    kind: KeyKind,
     scopes: ScopeList,
+    origins: T.Optional(Origins),
+    rate_per_ip: T.Optional(RateText),
+    rate: T.Optional(RateText),
     expires_at: Nullable(Timestamp),
   },
   { title: 'CreatedApiKey' },
@@ -28,6 +40,10 @@ export const ApiKeySummary = T.Object(
     key_id: T.String(),
     name: Nullable(T.String()),
     scopes: ScopeList,
+    kind: KeyKind,
+    origins: Nullable(Origins),
+    rate_per_ip: Nullable(RateText),
+    rate: Nullable(RateText),
     created_at: Timestamp,
     expires_at: Nullable(Timestamp),
     revoked_at: Nullable(Timestamp),

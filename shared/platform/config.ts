@@ -59,6 +59,11 @@ export interface Config {
     publicBucket: string
     forcePathStyle: boolean
   }
+  /**
+   * Reverse proxies in front of the API (contract §16.4): with N, a client's address is the N-th
+   * address from the right of `X-Forwarded-For`; 0 takes the connection's peer and ignores the header.
+   */
+  trustProxyHops: number
   /** Signs local upload URLs and encrypts outreach secrets at rest. */
   appSecret: string
   /** A published value, possible only with NODE_ENV development or test (start-up warns). */
@@ -289,6 +294,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     storageDriver,
     dataDir: env.DATA_DIR || './.data/storage',
     s3,
+    trustProxyHops: int(env, 'TRUST_PROXY_HOPS', 0, 0, 16),
     appSecret,
     appSecretIsDefault: PUBLISHED_SECRETS.has(appSecret),
     logLevel,

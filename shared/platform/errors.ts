@@ -5,12 +5,16 @@
 export const ERROR_CODES = {
   unauthorized: { status: 401, title: 'Unauthorized' },
   forbidden: { status: 403, title: 'Forbidden' },
+  /** contract §16.2: a publishable key used from a page whose origin it does not list. */
+  origin_not_allowed: { status: 403, title: 'Forbidden' },
   not_found: { status: 404, title: 'Not Found' },
   conflict: { status: 409, title: 'Conflict' },
   duplicate_contact: { status: 409, title: 'Conflict' },
   idempotency_conflict: { status: 409, title: 'Conflict' },
   payload_too_large: { status: 413, title: 'Payload Too Large' },
   validation: { status: 422, title: 'Unprocessable Content' },
+  /** contract §16.4: a publishable key's per-address or per-key limit. */
+  rate_limited: { status: 429, title: 'Too Many Requests' },
   invalid_budget: { status: 500, title: 'Internal Server Error' },
   internal: { status: 500, title: 'Internal Server Error' },
   unavailable: { status: 503, title: 'Service Unavailable' },

@@ -88,6 +88,9 @@ describe('/docs in headless Chromium, offline', () => {
     const missing = summaries.filter((s) => !text.includes(s))
     expect(missing).toEqual([])
     expect(text).toContain(doc.info.title)
+    // The contract version served (CHANGELOG.md), as the document names it.
+    expect(doc.info.version).toBe('1.2.0')
+    expect(text).toContain(doc.info.version)
 
     await mkdir(join(ROOT, '.data/screenshots'), { recursive: true })
     await page.screenshot({ path: SCREENSHOT })

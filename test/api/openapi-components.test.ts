@@ -109,9 +109,12 @@ describe('named component schemas', () => {
 })
 
 describe('security and servers', () => {
-  test('each /v1 operation has one requirement list: X-Api-Key or Authorization, never both', () => {
+  test('each /v1 operation has one requirement list: X-Api-Key or Authorization, never both; a CORS preflight none', () => {
     expect(doc.security).toBeUndefined()
-    for (const { path, method, op } of v1()) expect(op.security, `${method} ${path}`).toEqual([{ ApiKeyHeader: [] }, { ApiKeyAuthorization: [] }])
+    for (const { path, method, op } of v1()) {
+      expect(op.security, `${method} ${path}`).toEqual(method === 'options' ? [] : [{ ApiKeyHeader: [] }, { ApiKeyAuthorization: [] }])
+    }
+    expect(v1().filter((o) => o.method === 'options').map((o) => o.path).sort()).toEqual(['/v1/leads/ingest', '/v1/leads/inquiries'])
   })
 
   test('the server variables default to the deployment’s PUBLIC_URL when given, else localhost:3000', () => {
@@ -121,10 +124,20 @@ describe('security and servers', () => {
     expect(variables()).toMatchObject({ scheme: { default: 'http' }, host: { default: 'localhost:3000' } })
   })
 
-  test('liveness, readiness and metrics need no key', () => {
+  test('liveness, readiness, metrics and the feed need no key, and document their answers', () => {
     const ops = operations().filter((o) => !o.path.startsWith('/v1/'))
-    expect(ops.map((o) => o.path).sort()).toEqual(['/healthz', '/metrics', '/readyz'])
+    expect(ops.map((o) => o.path).sort()).toEqual(['/feeds/{token}/kyero.xml', '/healthz', '/metrics', '/readyz'])
     for (const { op } of ops) expect(op.security ?? []).toEqual([])
+    const responses = (path: string) => doc.paths[path].get.responses
+    expect(Object.keys(responses('/healthz'))).toEqual(['200'])
+    expect(Object.keys(responses('/readyz')).sort()).toEqual(['200', '503'])
+    expect(responses('/readyz')['503'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Readiness' })
+    expect(Object.keys(responses('/metrics')['200'].content)).toEqual(['text/plain'])
+    expect(responses('/metrics')['200'].description).toContain('Prometheus text exposition format')
+    const feed = responses('/feeds/{token}/kyero.xml')
+    expect(Object.keys(feed).sort()).toEqual(['200', '304', '404'])
+    expect(Object.keys(feed['200'].content)).toEqual(['application/xml'])
+    expect(doc.paths['/feeds/{token}/kyero.xml'].get.operationId).toBe('getKyeroFeed')
   })
 
   test('servers is a base URL template with scheme and host variables; paths keep /v1', () => {
@@ -134,7 +147,7 @@ describe('security and servers', () => {
     expect(server.variables.scheme.enum).toEqual(['http', 'https'])
     expect(server.variables.scheme.enum).toContain(server.variables.scheme.default)
     expect(server.variables.host.default).toMatch(/^[a-z0-9.-]+(:\d+)?$/)
-    expect(Object.keys(doc.paths).filter((p) => !['/healthz', '/readyz', '/metrics'].includes(p)).every((p) => p.startsWith('/v1/'))).toBe(true)
+    expect(Object.keys(doc.paths).filter((p) => !['/healthz', '/readyz', '/metrics', '/feeds/{token}/kyero.xml'].includes(p)).every((p) => p.startsWith('/v1/'))).toBe(true)
     expect(doc.info.description).toContain('{scheme}://{host}')
   })
 })

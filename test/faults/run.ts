@@ -1,6 +1,7 @@
 /**
- * `bun run test:faults [--ingests N] [--only a,b,c,d,e,f,g,h,i,j,k,l,m] [--keep]`: the fault harness
- * (scenarios i to m start their own topologies: PgBouncer, a PostgreSQL standby, Redis Sentinel).
+ * `bun run test:faults [--ingests N] [--only a,b,c,d,e,f,g,h,i,j,k,l,m,n] [--keep]`: the fault harness
+ * (scenarios i to m start their own topologies: PgBouncer, a PostgreSQL standby, Redis Sentinel;
+ * n: Redis down under publishable-key traffic).
  * Starts a private PostgreSQL and Redis, 2 API and 3 worker processes on loopback, runs the
  * scenarios, scans every process's output for secrets, prints one table per scenario with
  * PASS/FAIL, stops everything it started and exits non-zero on any failure.
@@ -14,6 +15,7 @@ import { scenarioPgBouncerMixed, scenarioPgBouncerPoolBound } from './pgbouncer'
 import { scenarioEventsPostgresRestart, scenarioReceiverDown, scenarioWebhookWorkerKill } from './webhooks'
 import { scenarioPrimaryFailover, scenarioReadYourWrites } from './pgha'
 import { scenarioSentinelFailover } from './sentinel'
+import { scenarioRedisDownPublishable } from './forms'
 
 const args = process.argv.slice(2)
 const flag = (name: string) => {
@@ -25,7 +27,7 @@ if (!Number.isInteger(ingests) || ingests < 100) {
   console.error('--ingests must be an integer ≥ 100')
   process.exit(2)
 }
-const only = new Set((flag('only') ?? 'a,b,c,d,e,f,g,h,i,j,k,l,m').split(',').map((x) => x.trim()))
+const only = new Set((flag('only') ?? 'a,b,c,d,e,f,g,h,i,j,k,l,m,n').split(',').map((x) => x.trim()))
 /** Scenario h's bound: a receiver failing this long gets its endpoint disabled (WEBHOOK_DISABLE_AFTER_MS). */
 const WEBHOOK_DISABLE_AFTER_MS = 8000
 const keep = args.includes('--keep')
@@ -90,6 +92,7 @@ try {
     ['c', scenarioPostgresOutage],
     ['d', scenarioSigterm],
     ['e', scenarioIdempotency],
+    ['n', scenarioRedisDownPublishable],
     ['f', scenarioWebhookWorkerKill],
     ['g', scenarioEventsPostgresRestart],
     ['h', (h) => scenarioReceiverDown(h, WEBHOOK_DISABLE_AFTER_MS)],

@@ -37,6 +37,8 @@ export function operationsOf(doc: Json): Operation[] {
   for (const [path, item] of Object.entries<Json>(doc.paths)) {
     if (!path.startsWith('/v1/')) continue
     for (const [method, op] of Object.entries<Json>(item)) {
+      // CORS preflights take no key and no input: their own tests cover them (test/api/forms-cors.test.ts).
+      if (method === 'options') continue
       const json = op.requestBody?.content?.['application/json']
       // Bodies and answers are `$ref`s to named components (whose examples live there).
       const bodySchema = json?.schema ? (resolve(doc, json.schema) as Json) : undefined

@@ -30,7 +30,7 @@ describe('README', () => {
   })
 
   test('the API table lists every operation once, with its method, path and scope', () => {
-    const rows = [...section('The API at a glance').matchAll(/^\| (\w+) \| `(GET|POST|PATCH|PUT|DELETE) ([^`]+)`[^|]* \| ([^|]+) \|/gm)]
+    const rows = [...section('The API at a glance').matchAll(/^\| (\w+) \| `(GET|POST|PATCH|PUT|DELETE|OPTIONS) ([^`]+)`[^|]* \| ([^|]+) \|/gm)]
     const listed = rows.map(([, id, method, path, scope]) => ({
       id,
       method,
