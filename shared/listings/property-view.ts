@@ -6,11 +6,10 @@
  */
 import type { Static } from '@sinclair/typebox'
 import type { CatalogueFilterColumns } from '../../db/queries/catalogue'
-import type { PropertyArea, PropertyCharacteristics, PropertyLocation, PropertyView } from './schemas'
+import { OPERATIONS, type PropertyArea, type PropertyCharacteristics, type PropertyLocation, type PropertyView } from './schemas'
 import { sanitizeDescription } from './description-html'
 import { subtypeLabel, type PropertyType } from './subtypes'
 
-export const OPERATION_ORDER = ['venta', 'alquiler', 'traspaso'] as const
 export type AddressPrivacy = 'public' | 'approximate' | 'hidden'
 
 /** The `location` and `area` inputs as stored (validated by the creation schema). */
@@ -100,7 +99,7 @@ export const DEFAULT_PRIVACY: AddressPrivacy = 'approximate'
 export const roundCoord = (x: number) => Math.round(x * 100) / 100
 
 export function joinOperations(ops: readonly string[]): string {
-  return OPERATION_ORDER.filter((o) => ops.includes(o)).join(',')
+  return OPERATIONS.filter((o) => ops.includes(o)).join(',')
 }
 
 export function privacyOf(location: StoredLocation): AddressPrivacy {
@@ -276,7 +275,7 @@ export function catalogueFilterColumns(row: PrivatePropertyRow): CatalogueFilter
   const location = row.location as StoredLocation
   return {
     status: row.status,
-    operations: OPERATION_ORDER.filter((o) => row.operations.includes(o)),
+    operations: OPERATIONS.filter((o) => row.operations.includes(o)),
     type: row.type,
     subtypeKey: row.subtype,
     cityLc: location.city.toLowerCase(),
