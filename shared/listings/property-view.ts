@@ -5,7 +5,7 @@
  * disagree (e.g. the geography point is rounded exactly like `lat`/`lon`).
  */
 import type { Static } from '@sinclair/typebox'
-import type { CatalogueFilterColumns } from '../../db/queries/catalogue'
+import type { CatalogueFilterColumns, ReadyImageRow } from '../../db/queries/catalogue'
 import { OPERATIONS, type PropertyArea, type PropertyCharacteristics, type PropertyLocation, type PropertyView } from './schemas'
 import { sanitizeDescription } from './description-html'
 import { subtypeLabel, type PropertyType } from './subtypes'
@@ -37,15 +37,6 @@ export interface PrivatePropertyRow {
   status: string
   createdAt: Date
   updatedAt: Date
-}
-
-/** A `property_images` row in state `ready` with its public URL (never the original key). */
-export interface ReadyImage {
-  id: string
-  publicUrl: string
-  position: number
-  isPrimary: boolean
-  title: string
 }
 
 /**
@@ -194,7 +185,7 @@ export function publishedPoint(location: StoredLocation): { lat: number; lon: nu
     : { lat: roundCoord(c.latitude), lon: roundCoord(c.longitude) }
 }
 
-export function toPublicProperty(row: PrivatePropertyRow, images: readonly ReadyImage[], videos: readonly ReadyVideo[] = []): PublicProperty {
+export function toPublicProperty(row: PrivatePropertyRow, images: readonly ReadyImageRow[], videos: readonly ReadyVideo[] = []): PublicProperty {
   const location = row.location as StoredLocation
   const area = row.area as StoredArea
   const privacy = privacyOf(location)
