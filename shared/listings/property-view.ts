@@ -6,6 +6,7 @@
  */
 import type { Static } from '@sinclair/typebox'
 import type { CatalogueFilterColumns, ReadyImageRow } from '../../db/queries/catalogue'
+import type { PropertyRow } from '../../db/schema'
 import { OPERATIONS, type PropertyArea, type PropertyCharacteristics, type PropertyLocation, type PropertyView } from './schemas'
 import { sanitizeDescription } from './description-html'
 import { subtypeLabel, type PropertyType } from './subtypes'
@@ -16,28 +17,12 @@ export type AddressPrivacy = 'public' | 'approximate' | 'hidden'
 export type StoredLocation = Static<typeof PropertyLocation>
 export type StoredArea = Static<typeof PropertyArea>
 
-/** The columns of a `properties` row this function reads. */
-export interface PrivatePropertyRow {
-  id: number
-  operations: string[]
-  type: string
-  subtype: string | null
-  title: string
-  description: string
-  priceSale: number | null
-  priceRent: number | null
-  priceTransfer: number | null
-  location: unknown
-  area: unknown
-  bedrooms: number
-  bathrooms: number
-  characteristics: unknown
-  features: unknown
-  isFeatured: boolean
-  status: string
-  createdAt: Date
-  updatedAt: Date
-}
+/** The columns of a `properties` row the public view reads. */
+export type PrivatePropertyRow = Pick<
+  PropertyRow,
+  | 'id' | 'operations' | 'type' | 'subtype' | 'title' | 'description' | 'priceSale' | 'priceRent' | 'priceTransfer' | 'location' | 'area'
+  | 'bedrooms' | 'bathrooms' | 'characteristics' | 'features' | 'isFeatured' | 'status' | 'createdAt' | 'updatedAt'
+>
 
 /**
  * A `property_videos` row in state `ready` (contract §9.3): a link (url, embed_url, YouTube's
