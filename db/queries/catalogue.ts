@@ -83,6 +83,11 @@ export interface CatalogueListQuery {
   isFeatured?: boolean
   /** Web-search text (contract §11); without `sort` it orders by relevance. */
   search?: string
+  /**
+   * With `search` (required then): how many matches are ranked, counted and paged at most
+   * (contract §11). The statement reads one more, so a count past the bound shows it was reached.
+   */
+  searchBound?: number
   sort?: 'price_asc' | 'price_desc'
 }
 
@@ -326,7 +331,7 @@ function orderOf(q: CatalogueListQuery, alias = '', rankRef?: string): string {
   return rankRef ? `${rankRef} desc, ${recent}` : recent
 }
 
-export type CountMode = 'separate' | 'window' | 'materialized' | 'box' | 'price-range'
+export type CountMode = 'separate' | 'materialized' | 'box' | 'price-range' | 'bounded'
 
 /** Whether the query filters on a column other than the operation and the price, or searches. */
 const filtersOtherColumns = (q: CatalogueListQuery) =>
@@ -402,19 +407,18 @@ const onlyABox = (q: CatalogueListQuery) =>
   !q.sort && !filtersOtherColumns(q)
 
 /**
- * The count mode a query gets by default. A map rectangle alone is answered by
- * catalogue_box_page (`box`). Relevance order ranks every match before it can keep
- * a page, so the count comes with that pass (a window count). An area or a city reads every
- * match to sort them (no index yields the order within them), so the matches are read once into
- * a materialized CTE that both the count and the page read (a city-wide polygon of 4,500
- * matches: 8.5 → 4.5 ms). Every other list reads its page from an index in order (the default
- * order's index carries the filter columns) and counts apart: a counter, or an index-only count
- * (a price range: materialized 297 req/s, separate 468 req/s at 1M listings, c=16).
+ * The count mode a query gets by default. A search reads at most its bound of matches plus one
+ * (`bounded`). A map rectangle alone is answered by catalogue_box_page (`box`). An area or a city
+ * reads every match to sort them (no index yields the order within them), so the matches are
+ * read once into a materialized CTE that both the count and the page read (a city-wide polygon of
+ * 4,500 matches: 8.5 → 4.5 ms). Every other list reads its page from an index in order (the
+ * default order's index carries the filter columns) and counts apart: a counter, or an
+ * index-only count (a price range: materialized 297 req/s, separate 468 req/s at 1M listings, c=16).
  */
 export const defaultCountMode = (q: CatalogueListQuery): CountMode => {
+  if (q.search !== undefined) return 'bounded'
   if (onlyABox(q)) return 'box'
   if (!q.sort && countedPriceRange(q)) return 'price-range'
-  if (q.search !== undefined) return q.sort ? 'separate' : 'window'
   return q.areas?.length || q.cityLc !== undefined ? 'materialized' : 'separate'
 }
 
@@ -430,30 +434,67 @@ export const defaultCountMode = (q: CatalogueListQuery): CountMode => {
 export function catalogueListSql(q: CatalogueListQuery, mode: CountMode = defaultCountMode(q), output: ListOutput = 'page'): { text: string; params: unknown[] } {
   if (mode === 'box') return boxPageSql(q, output)
   if (mode === 'price-range') return priceRangePageSql(q, output)
+  if (mode === 'bounded' || q.search !== undefined) return searchPageSql(q, output)
   const params: unknown[] = []
-  const { where, searchRef, priceRefs } = whereOf(q, params)
+  const { where, priceRefs } = whereOf(q, params)
   const countSql = countStatement(q, where, priceRefs)
   const limit = `${(params.push(q.limit), `$${params.length}`)}::int`
   const offset = `${(params.push(q.offset), `$${params.length}`)}::int`
-  const byRank = searchRef !== undefined && !q.sort
-  // Relevance is ts_rank, not ts_rank_cd: cover density cost ten times more per match (docs/properties.md).
-  const cols = q.sort ? `property_id, ${q.priceColumn}` : byRank ? `property_id, updated_at, ts_rank(tsv, ${searchQuery(searchRef)}) as rank` : 'property_id, updated_at'
-  const pageOrder = orderOf(q, '', byRank ? 'rank' : undefined)
-  const docOrder = orderOf(q, 'c.', byRank ? 'page.rank' : undefined)
+  const cols = q.sort ? `property_id, ${q.priceColumn}` : 'property_id, updated_at'
+  const pageOrder = orderOf(q)
   let ctes: string
   let count: string
   if (mode === 'materialized') {
     ctes = `matches as materialized (select ${cols} from catalogue_entries where ${where}),
 page as (select * from matches order by ${pageOrder} limit ${limit} offset ${offset})`
     count = '(select count(*) from matches)'
-  } else if (mode === 'window') {
-    // Total from count(*) over () on the page rows; an empty page (offset past the end) falls back to a count.
-    ctes = `page as (select ${cols}, count(*) over () as total from catalogue_entries where ${where} order by ${pageOrder} limit ${limit} offset ${offset})`
-    count = `coalesce((select total from page limit 1), (${countSql}))`
   } else {
     ctes = `page as (select ${cols} from catalogue_entries where ${where} order by ${pageOrder} limit ${limit} offset ${offset})`
     count = `(${countSql})`
   }
+  return pageStatement(ctes, count, pageOrder, orderOf(q, 'c.'), output, params)
+}
+
+/**
+ * The list statement of a search (contract §11): the matches are taken in the list's order (the
+ * most recently updated first, or `sort`'s) and at most `searchBound` + 1 of them are read, into
+ * a materialized CTE that the count and the page both read. Without `sort` the first
+ * `searchBound` are ranked by relevance, ties by recency. So no statement ranks, counts or
+ * fetches more than the bound, whatever the number of matches: the `LIMIT` lets the planner
+ * walk catalogue_business_updated_idx testing each row for a common word, and take the word's
+ * posting list from catalogue_business_tsv_gin for a rare one. A count of `searchBound` + 1
+ * means "at least the bound".
+ */
+function searchPageSql(q: CatalogueListQuery, output: ListOutput): { text: string; params: unknown[] } {
+  const bound = q.searchBound
+  if (bound === undefined) throw new Error('searchPageSql: a search needs its searchBound')
+  const params: unknown[] = []
+  const { where, searchRef } = whereOf(q, params)
+  const limit = `${(params.push(q.limit), `$${params.length}`)}::int`
+  const offset = `${(params.push(q.offset), `$${params.length}`)}::int`
+  const candidates = `${(params.push(bound), `$${params.length}`)}::int`
+  const order = orderOf(q)
+  let ctes: string
+  let pageOrder: string
+  let docOrder: string
+  if (q.sort) {
+    ctes = `matches as materialized (select property_id, ${q.priceColumn} from catalogue_entries where ${where} order by ${order} limit ${candidates} + 1),
+page as (select * from matches order by ${order} limit least(${limit}, greatest(${candidates} - ${offset}, 0)) offset ${offset})`
+    pageOrder = order
+    docOrder = orderOf(q, 'c.')
+  } else {
+    // Relevance is ts_rank, not ts_rank_cd: cover density cost ten times more per match (docs/properties.md).
+    ctes = `matches as materialized (select property_id, updated_at, tsv from catalogue_entries where ${where} order by ${order} limit ${candidates} + 1),
+ranked as (select property_id, updated_at, ts_rank(tsv, ${searchQuery(searchRef!)}) as rank from matches order by ${order} limit ${candidates}),
+page as (select * from ranked order by ${orderOf(q, '', 'rank')} limit ${limit} offset ${offset})`
+    pageOrder = orderOf(q, '', 'rank')
+    docOrder = orderOf(q, 'c.', 'page.rank')
+  }
+  return pageStatement(ctes, '(select count(*) from matches)', pageOrder, docOrder, output, params)
+}
+
+/** The statement around CTEs ending in `page` (the page's `property_id`s) and the SQL of its `count`. */
+function pageStatement(ctes: string, count: string, pageOrder: string, docOrder: string, output: ListOutput, params: unknown[]): { text: string; params: unknown[] } {
   if (output === 'ids') {
     return { text: `with ${ctes}\nselect ${count}::int as count, (select string_agg(property_id::text, ',' order by ${pageOrder}) from page) as ids, ${GENERATION} as generation`, params }
   }

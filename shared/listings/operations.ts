@@ -26,7 +26,7 @@ import { queueDeletions, scheduleDeletions, type Deletion } from '../media/stora
 import { publicKeyOf } from '../media/storage-keys'
 import { COMPLETE_GRACE_MS } from '../media/upload-expiry'
 import { videoDeletions, videosOfProperty } from '../media/videos'
-import { catalogueQueryOf, type ListParams } from './catalogue-filters'
+import { catalogueQueryOf, countAnswer, type ListParams } from './catalogue-filters'
 import * as rebuild from './catalogue-rebuild'
 import { inputToColumns, mergePatch, propertyRuleErrors, rowToInput } from './property-input'
 import { PropertyMerged, type ListFilters, type PrivatePropertyView, type PropertyCreate, type PropertyInput, type PropertyUpdate } from './schemas'
@@ -189,6 +189,8 @@ export interface CataloguePage {
   /** The page's docs joined by `,` (the inside of the `data` array), as UTF-8 bytes. */
   data: Uint8Array
   count: number
+  /** `eq` when `count` is exact; `gte` when a search reached its bound (contract §11). */
+  countRelation: 'eq' | 'gte'
   limit: number
   offset: number
   filters: ListFilters
@@ -202,8 +204,9 @@ type CatalogueReadDeps = Pick<Services, 'database' | 'reads'> & {
 
 export async function listCatalogue(deps: CatalogueReadDeps, businessId: number, params: ListParams): Promise<CataloguePage> {
   const { query, filters } = catalogueQueryOf(businessId, params)
-  const { count, data } = await readFor(deps, businessId, (database) => readCataloguePage(database.sql, query, deps.catalogueCache))
-  return { data, count, limit: query.limit, offset: query.offset, filters }
+  const page = await readFor(deps, businessId, (database) => readCataloguePage(database.sql, query, deps.catalogueCache))
+  const { count, relation } = countAnswer(query, page.count)
+  return { data: page.data, count, countRelation: relation, limit: query.limit, offset: query.offset, filters }
 }
 
 /** The stored public JSON of a published property of this business; a draft or foreign id is not found. */
