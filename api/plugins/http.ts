@@ -15,7 +15,7 @@ import type { AppDeps } from '../deps'
 import { matchedRoute } from '../elysia-adapter'
 import { validationDetail } from '../../shared/platform/validation'
 import { problemResponse, toProblem } from '../problems'
-import { recordRefusal } from '../../shared/platform/idempotency'
+import { ClaimedRefusal } from '../../shared/platform/idempotency'
 import { metaByRequest, type RequestMeta } from '../request-meta'
 import { isRefusedPath } from '../raw-path'
 import { plainJson } from '../../shared/platform/plain-json'
@@ -165,8 +165,8 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys' | '
       }
       const text = typeof body === 'string' ? body : plainJson(body)
       // A refusal of an idempotent request is its key's answer: stored as exactly this text, so
-      // a replay is the same bytes (shared/platform/idempotency.ts). No-op for other errors.
-      await recordRefusal(error, status, text)
+      // a replay is the same bytes (shared/platform/idempotency.ts).
+      if (error instanceof ClaimedRefusal) await error.storeAnswer(status, text)
       const extra = meta.headers ? { ...meta.headers, ...headers } : headers
       // A plain form is sent back to its page, the refusal named in the query (§16.3).
       if (meta.redirect && status >= 400 && status < 500) {
