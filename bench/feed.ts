@@ -47,18 +47,14 @@ async function seed(): Promise<number> {
     if (existing) await sql`delete from businesses where id = ${existing.id}`
     const business = await createBusiness(deps, name)
     // One listing made by the real operations is the template; the rest are its copies.
-    const created = await createProperty(deps, {
-      businessId: business.id, apiKeyId: 0, idempotencyKey: undefined,
-      input: {
-        operations: ['venta', 'alquiler'], type: 'apartamento', subtype: 'atico', title: 'Ático con terraza y vistas al mar',
-        description: '<p>Luminoso ático reformado con terraza de 40 m², cocina equipada y plaza de garaje.</p>'.repeat(4),
-        pricing: { sale: 320000, rent: 1400 }, location: { city: 'Valencia', province: 'Valencia', postal_code: '46004', address: 'Calle de Colón 12', coordinates: { latitude: 39.4699, longitude: -0.3763 }, visibility: 'approximate' },
-        area: { total: 120, built: 110 }, bedrooms: 3, bathrooms: 2,
-        characteristics: { energy_certificate: 'C', elevator: true, translations: { en: { title: 'Penthouse', description: 'Bright penthouse with a sea-view terrace.' } } },
-        features: [{ key: 'terraza', label: 'Terraza', value: true }, { key: 'garaje', label: 'Garaje', value: true }],
-      },
-    })
-    const templateId = created.body.id
+    const templateId = await deps.database.db.transaction((tx) => createProperty(tx, business.id, {
+      operations: ['venta', 'alquiler'], type: 'apartamento', subtype: 'atico', title: 'Ático con terraza y vistas al mar',
+      description: '<p>Luminoso ático reformado con terraza de 40 m², cocina equipada y plaza de garaje.</p>'.repeat(4),
+      pricing: { sale: 320000, rent: 1400 }, location: { city: 'Valencia', province: 'Valencia', postal_code: '46004', address: 'Calle de Colón 12', coordinates: { latitude: 39.4699, longitude: -0.3763 }, visibility: 'approximate' },
+      area: { total: 120, built: 110 }, bedrooms: 3, bathrooms: 2,
+      characteristics: { energy_certificate: 'C', elevator: true, translations: { en: { title: 'Penthouse', description: 'Bright penthouse with a sea-view terrace.' } } },
+      features: [{ key: 'terraza', label: 'Terraza', value: true }, { key: 'garaje', label: 'Garaje', value: true }],
+    }))
     await publishProperty(deps, business.id, templateId)
     const images = JSON.stringify(Array.from({ length: 10 }, (_, i) => ({ id: crypto.randomUUID(), url: `https://cdn.example.com/images/${crypto.randomUUID().replace(/-/g, '')}.jpg`, order: i + 1, is_primary: i === 0, title: '' })))
     await sql`update catalogue_entries set doc = jsonb_set(doc::jsonb, '{images}', ${images}::text::jsonb)::json where property_id = ${templateId}`

@@ -7,6 +7,7 @@ import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
 import { idempotentAnswer } from '../idempotent-answer'
 import { authPlugin } from '../plugins/auth'
+import { idempotent } from '../../shared/platform/idempotency'
 import { CreatedResponse, IdempotencyKeyHeader, idParam, pathIdsToNumbers } from '../../shared/platform/schemas'
 import {
   createProperty, deleteProperty, getPrivateProperty, getPublicPropertyText, listCatalogue, publishProperty, unpublishProperty, updateProperty,
@@ -27,7 +28,10 @@ export const propertyRoutes = (deps: AppDeps) => {
     .post(
       '/properties',
       async ({ auth, body, headers, set }) => {
-        const result = await createProperty(deps, { businessId: auth.business.id, apiKeyId: auth.apiKeyId, idempotencyKey: headers['idempotency-key'], input: body })
+        const result = await idempotent(deps.database.db, { apiKeyId: auth.apiKeyId, operation: 'createProperty', key: headers['idempotency-key'], body }, async (tx) => {
+          const id = await createProperty(tx, auth.business.id, body)
+          return { status: 201, body: { status: 'ok' as const, id } }
+        })
         return idempotentAnswer(set, result)
       },
       {

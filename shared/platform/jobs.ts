@@ -5,7 +5,7 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import type { JobsOptions } from 'bullmq'
+import type { DeduplicationOptions, JobsOptions } from 'bullmq'
 import type { Database } from '../../db/client'
 import type { QueueName } from './queue-names'
 
@@ -62,6 +62,8 @@ interface JobDefinition<S extends TSchema> {
   payload: S
   /** BullMQ job id from the business key, so a double enqueue is one job; undefined → random. */
   jobId: (payload: Static<S>) => string | undefined
+  /** BullMQ deduplication from the business key, for a queue that wants one live job per key. */
+  deduplication?: (payload: Static<S>) => DeduplicationOptions
   options: JobsOptions
 }
 
@@ -144,6 +146,7 @@ export const JOBS = {
     // (shared/webhooks/wake.ts). Retries of deliveries are rows in PostgreSQL, not job attempts:
     // these attempts cover a runner that crashed on something else than an endpoint.
     jobId: () => undefined,
+    deduplication: (p) => ({ id: `endpoint-${p.endpointId}`, keepLastIfActive: true }),
     options: { attempts: 5, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true, removeOnFail: keepFailed },
   }),
   'lead-erasure': define({

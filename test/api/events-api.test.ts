@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { sweepOldEvents } from '../../shared/events/operations'
-import { relayAll } from '../../shared/webhooks/relay'
+import { relayAll } from '../helpers/relay'
 import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { createLead } from '../helpers/leads'
 import { propertyBody } from '../helpers/properties'

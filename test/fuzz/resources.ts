@@ -12,7 +12,7 @@ import { insertEndpoint } from '../../db/queries/webhooks'
 import { sealSecret } from '../../shared/platform/secret-box'
 import { webhookSecretContext } from '../../shared/webhooks/delivery'
 import { generateWebhookSecret } from '../../shared/webhooks/signature'
-import { relayAll } from '../../shared/webhooks/relay'
+import { relayAll } from '../helpers/relay'
 
 export class Resources {
   private made = new Map<string, Promise<number | string>>()

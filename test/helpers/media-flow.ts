@@ -18,7 +18,7 @@ import { call, createTestContext, eventually, seedBusiness, type SeededBusiness,
 import { fetchPublic, orientedJpeg, smallWebp, uploadFiles, waitForUpload } from './images'
 import { createPublished } from './properties'
 import { makeVideo, probe, uploadVideo, waitForVideo } from './videos'
-import { relayAll } from '../../shared/webhooks/relay'
+import { relayAll } from './relay'
 
 export const MEDIA_QUEUES = ['upload-complete', 'image-watermark', 'catalogue-reindex', 'video-transcode', 'storage-cleanup'] as const
 

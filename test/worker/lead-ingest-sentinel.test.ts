@@ -17,7 +17,7 @@ import { startWorkers, type RunningWorkers } from '../../worker/runtime'
 import { call, createTestContext, eventually, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { contactsOf, ingestBody, uniquePhone } from '../helpers/leads'
 import { SentinelTopology } from '../helpers/redis-sentinel'
-import { relayAll } from '../../shared/webhooks/relay'
+import { relayAll } from '../helpers/relay'
 
 const dir = mkdtempSync(join(tmpdir(), 'plm-sentinel-test-'))
 let topology: SentinelTopology

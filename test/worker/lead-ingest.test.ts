@@ -7,7 +7,7 @@ import { processLeadIngest } from '../../worker/processors/lead-ingest'
 import { startWorkers, type RunningWorkers } from '../../worker/runtime'
 import { call, createTestContext, eventually, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { contactsOf, ingestBody, uniquePhone } from '../helpers/leads'
-import { relayAll } from '../../shared/webhooks/relay'
+import { relayAll } from '../helpers/relay'
 
 let ctx: TestContext
 let biz: SeededBusiness
