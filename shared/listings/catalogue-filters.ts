@@ -7,8 +7,7 @@ import type { Static } from '@sinclair/typebox'
 import type { CatalogueListQuery, PriceColumn } from '../../db/queries/catalogue'
 import { fieldError } from '../platform/errors'
 import { parseLocations, toSqlArea } from './geo'
-import { OPERATION_ORDER } from './property-view'
-import type { ListFilters, PropertyListQuery } from './schemas'
+import { OPERATIONS, type ListFilters, type PropertyListQuery } from './schemas'
 
 export type ListParams = Static<typeof PropertyListQuery>
 
@@ -21,7 +20,7 @@ export function priceColumnFor(operation: string | undefined): PriceColumn {
 /** Case-insensitive partial match against each operation name (`alq` → alquiler, `a` → all three). */
 export function matchOperations(operation: string): string[] {
   const needle = operation.toLowerCase()
-  return OPERATION_ORDER.filter((o) => o.includes(needle))
+  return OPERATIONS.filter((o) => o.includes(needle))
 }
 
 /**

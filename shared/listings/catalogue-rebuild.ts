@@ -12,11 +12,11 @@
 import type { Db } from '../../db/client'
 import {
   bumpCatalogueVersions, deleteCatalogueEntries, findPropertyForRebuild, lockCatalogueVersion, propertiesInSlice, readyImagesOf, upsertCatalogueEntries,
-  type CatalogueEntry, type PropertySlice,
+  type CatalogueEntry, type PropertySlice, type ReadyImageRow,
 } from '../../db/queries/catalogue'
 import { readyVideosOf } from '../../db/queries/videos'
 import type { PropertyRow } from '../../db/schema'
-import { catalogueFilterColumns, toPublicProperty, type ReadyImage, type ReadyVideo } from './property-view'
+import { catalogueFilterColumns, toPublicProperty, type ReadyVideo } from './property-view'
 
 export type RebuildOutcome = 'upserted' | 'deleted'
 
@@ -27,7 +27,7 @@ export interface BatchRebuilt {
   deleted: number
 }
 
-export function catalogueEntryOf(row: PropertyRow, images: readonly ReadyImage[], videos: readonly ReadyVideo[] = []): CatalogueEntry {
+export function catalogueEntryOf(row: PropertyRow, images: readonly ReadyImageRow[], videos: readonly ReadyVideo[] = []): CatalogueEntry {
   return { propertyId: row.id, businessId: row.businessId, doc: toPublicProperty(row, images, videos), ...catalogueFilterColumns(row), updatedAt: row.updatedAt }
 }
 

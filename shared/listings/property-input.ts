@@ -79,12 +79,7 @@ export function inputToColumns(input: PropertyInput): PropertyColumns {
  * The stored record seen as a creation input: what a PATCH merges into. Its values are as
  * stored; the merge result is checked against the schema, not this.
  */
-export function rowToInput(row: {
-  operations: string[]; type: string; subtype: string | null; title: string; description: string
-  priceSale: number | null; priceRent: number | null; priceTransfer: number | null
-  location: unknown; area: unknown; bedrooms: number; bathrooms: number; characteristics: unknown; features: unknown
-  ownerId: number | null; isFeatured: boolean; status: string
-}) {
+export function rowToInput(row: PropertyColumns) {
   return {
     operations: row.operations,
     type: row.type,

@@ -5,49 +5,24 @@
  * disagree (e.g. the geography point is rounded exactly like `lat`/`lon`).
  */
 import type { Static } from '@sinclair/typebox'
-import type { CatalogueFilterColumns } from '../../db/queries/catalogue'
-import type { PropertyArea, PropertyCharacteristics, PropertyLocation, PropertyView } from './schemas'
+import type { CatalogueFilterColumns, ReadyImageRow } from '../../db/queries/catalogue'
+import type { PropertyRow } from '../../db/schema'
+import { OPERATIONS, type PropertyArea, type PropertyCharacteristics, type PropertyLocation, type PropertyView } from './schemas'
 import { sanitizeDescription } from './description-html'
 import { subtypeLabel, type PropertyType } from './subtypes'
 
-export const OPERATION_ORDER = ['venta', 'alquiler', 'traspaso'] as const
 export type AddressPrivacy = 'public' | 'approximate' | 'hidden'
 
 /** The `location` and `area` inputs as stored (validated by the creation schema). */
 export type StoredLocation = Static<typeof PropertyLocation>
 export type StoredArea = Static<typeof PropertyArea>
 
-/** The columns of a `properties` row this function reads. */
-export interface PrivatePropertyRow {
-  id: number
-  operations: string[]
-  type: string
-  subtype: string | null
-  title: string
-  description: string
-  priceSale: number | null
-  priceRent: number | null
-  priceTransfer: number | null
-  location: unknown
-  area: unknown
-  bedrooms: number
-  bathrooms: number
-  characteristics: unknown
-  features: unknown
-  isFeatured: boolean
-  status: string
-  createdAt: Date
-  updatedAt: Date
-}
-
-/** A `property_images` row in state `ready` with its public URL (never the original key). */
-export interface ReadyImage {
-  id: string
-  publicUrl: string
-  position: number
-  isPrimary: boolean
-  title: string
-}
+/** The columns of a `properties` row the public view reads. */
+export type PrivatePropertyRow = Pick<
+  PropertyRow,
+  | 'id' | 'operations' | 'type' | 'subtype' | 'title' | 'description' | 'priceSale' | 'priceRent' | 'priceTransfer' | 'location' | 'area'
+  | 'bedrooms' | 'bathrooms' | 'characteristics' | 'features' | 'isFeatured' | 'status' | 'createdAt' | 'updatedAt'
+>
 
 /**
  * A `property_videos` row in state `ready` (contract §9.3): a link (url, embed_url, YouTube's
@@ -100,7 +75,7 @@ export const DEFAULT_PRIVACY: AddressPrivacy = 'approximate'
 export const roundCoord = (x: number) => Math.round(x * 100) / 100
 
 export function joinOperations(ops: readonly string[]): string {
-  return OPERATION_ORDER.filter((o) => ops.includes(o)).join(',')
+  return OPERATIONS.filter((o) => ops.includes(o)).join(',')
 }
 
 export function privacyOf(location: StoredLocation): AddressPrivacy {
@@ -195,7 +170,7 @@ export function publishedPoint(location: StoredLocation): { lat: number; lon: nu
     : { lat: roundCoord(c.latitude), lon: roundCoord(c.longitude) }
 }
 
-export function toPublicProperty(row: PrivatePropertyRow, images: readonly ReadyImage[], videos: readonly ReadyVideo[] = []): PublicProperty {
+export function toPublicProperty(row: PrivatePropertyRow, images: readonly ReadyImageRow[], videos: readonly ReadyVideo[] = []): PublicProperty {
   const location = row.location as StoredLocation
   const area = row.area as StoredArea
   const privacy = privacyOf(location)
@@ -276,7 +251,7 @@ export function catalogueFilterColumns(row: PrivatePropertyRow): CatalogueFilter
   const location = row.location as StoredLocation
   return {
     status: row.status,
-    operations: OPERATION_ORDER.filter((o) => row.operations.includes(o)),
+    operations: OPERATIONS.filter((o) => row.operations.includes(o)),
     type: row.type,
     subtypeKey: row.subtype,
     cityLc: location.city.toLowerCase(),

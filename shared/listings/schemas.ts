@@ -10,6 +10,10 @@ import { Image as MediaImage, Video as MediaVideo } from '../media/schemas'
 import { MAX_AREAS, MAX_POLYGON_VERTICES } from './geo'
 import { PROPERTY_TYPES, SUBTYPE_KEYS } from './subtypes'
 
+/**
+ * What a property is offered for, and what a lead seeks, in the order every list and joined
+ * `operation` string uses.
+ */
 export const OPERATIONS = ['venta', 'alquiler', 'traspaso'] as const
 export const CREATE_STATUSES = ['disponible', 'reservada'] as const
 export const ALL_STATUSES = ['disponible', 'reservada', 'vendida', 'alquilada', 'traspasada'] as const
