@@ -8,10 +8,16 @@
 -- catalogue_entries in the same statement (like catalogue_counts). The total of an operation's
 -- price range is then the sum of the buckets wholly inside the range plus the listings of the
 -- partial buckets at its two edges, counted from the price index: a range of 20,000 listings of a
--- 100,000-listing business read 20,000 index entries per request, ~3.4 ms (db/queries/catalogue.ts).
+-- 100,000-listing business read 20,000 index entries per request, ~3.4 ms.
 -- Widths: a tenth of a typical price step of each market, so an edge holds ~1% of the listings.
+-- They are defined here only: the list (db/queries/catalogue/counts.ts) leaves every decision
+-- that depends on them to catalogue_price_range_count.
 CREATE OR REPLACE FUNCTION catalogue_price_width(op text) RETURNS float8 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE op WHEN 'venta' THEN 10000 WHEN 'alquiler' THEN 50 WHEN 'traspaso' THEN 5000 END;
+
+-- The price column of an operation's listings.
+CREATE OR REPLACE FUNCTION catalogue_price_column(op text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE op WHEN 'venta' THEN 'price_sale' WHEN 'alquiler' THEN 'price_rent' WHEN 'traspaso' THEN 'price_transfer' END;
 
 -- Clamped so that no price can overflow bigint (prices have no upper bound); the two extreme
 -- buckets are never summed as whole buckets of a range with that bound. A price under the bucket
@@ -80,8 +86,7 @@ CREATE OR REPLACE TRIGGER catalogue_price_counts_truncate AFTER TRUNCATE ON cata
 -- and one in a bucket below the maximum's is below the maximum: the whole buckets are
 -- bucket(min) + 1 .. bucket(max) - 1, and each edge is the one bucket of its bound.
 -- The index ranges only narrow the scan (the bucket test decides), so they must hold every row of
--- the edge bucket: with bounds of at most 1e15 (db/queries/catalogue.ts priceRangeCount; larger
--- ones are counted directly) k·width is an exact integer below 2^53, a price whose bucket is below
+-- the edge bucket: with bounds of at most 1e15 (larger ones are counted directly, above) k·width is an exact integer below 2^53, a price whose bucket is below
 -- k1 is below k1·width, and one whose bucket is above k2 is above (k2 + 1)·width - 1 (the quotient
 -- can round up to k2 + 1 only within a relative 2^-53 of it, under 1 here). The margins of 1 keep
 -- that true with room to spare.
@@ -96,6 +101,15 @@ DECLARE
 BEGIN
   IF w IS NULL THEN
     RAISE EXCEPTION 'catalogue_price_range_count: unknown operation %', p_op;
+  END IF;
+  -- A range under eight buckets wide is counted directly from the price index (its edges would
+  -- read about as many entries), and so is one with a bound past ±1e15, where bucket · width is
+  -- no longer an exact integer (the edges' index ranges rely on it). Planned with this call's values.
+  IF (p_min IS NOT NULL AND p_max IS NOT NULL AND (p_max - p_min) / w < 8) OR abs(p_min) > 1e15 OR abs(p_max) > 1e15 THEN
+    EXECUTE format('SELECT count(*) FROM catalogue_entries WHERE business_id = $1 AND operations @> ARRAY[%L] AND %I >= $2 AND %I <= $3',
+        p_op, catalogue_price_column(p_op), catalogue_price_column(p_op))
+      INTO total USING p_business, coalesce(p_min, '-Infinity'::float8), coalesce(p_max, 'NaN'::float8);
+    RETURN total;
   END IF;
   SELECT coalesce(sum(n), 0) INTO total FROM catalogue_price_counts WHERE business_id = p_business AND op = p_op AND bucket BETWEEN k1 AND k2;
   IF p_op = 'venta' THEN

@@ -6,7 +6,8 @@
  */
 import type { Static } from '@sinclair/typebox'
 import type { Db } from '../../db/client'
-import { getCatalogueDocText, type PropertySlice } from '../../db/queries/catalogue'
+import { getCatalogueDocText } from '../../db/queries/catalogue/list'
+import { type PropertySlice } from '../../db/queries/catalogue/rebuild'
 import { readCataloguePage, type CataloguePageCache } from './catalogue-cache'
 import { countProperties, findProperty, insertProperty, isOwnerContact, setPublished, updatePropertyColumns } from '../../db/queries/properties'
 import type { PropertyRow } from '../../db/schema'
@@ -93,14 +94,14 @@ export function updateProperty(deps: ListingsDeps, businessId: number, propertyI
     const changed = JSON.stringify(rowToInput(row)) !== JSON.stringify(merged)
     const events = eventRows(changed ? [{ type: 'property.updated', object: { id: row.id, published: row.publishedAt !== null, ...patch } }] : [])
     await updatePropertyColumns(tx, row.id, inputToColumns(merged), { businessId, rows: events })
-    if (row.publishedAt !== null) await rebuild.rebuildCatalogueEntry(tx, row.id)
+    if (row.publishedAt !== null) await rebuild.syncCatalogueEntry(tx, row.id)
   })
 }
 
 export function publishProperty(deps: ListingsDeps, businessId: number, propertyId: number): Promise<Saved> {
   return writeProperty(deps, businessId, propertyId, async (tx, row) => {
     await setPublished(tx, row.id, true)
-    await rebuild.rebuildCatalogueEntry(tx, row.id)
+    await rebuild.syncCatalogueEntry(tx, row.id)
     // contract §10.1: only when the state changes, with the public Property as now in the catalogue.
     if (row.publishedAt === null) {
       await recordEvents(tx, businessId, [{ type: 'property.published', object: (await catalogueDocOf(tx, row.id)) ?? { id: row.id } }])
@@ -111,7 +112,7 @@ export function publishProperty(deps: ListingsDeps, businessId: number, property
 export function unpublishProperty(deps: ListingsDeps, businessId: number, propertyId: number): Promise<Saved> {
   return writeProperty(deps, businessId, propertyId, async (tx, row) => {
     await setPublished(tx, row.id, false)
-    await rebuild.rebuildCatalogueEntry(tx, row.id)
+    await rebuild.syncCatalogueEntry(tx, row.id)
     if (row.publishedAt !== null) await recordEvents(tx, businessId, [{ type: 'property.unpublished', object: { id: row.id } }])
   })
 }
@@ -218,12 +219,12 @@ export async function getPublicPropertyText(deps: CatalogueReadDeps, businessId:
 
 /** Rebuilds one property's catalogue row from the source tables; safe to repeat. */
 export function rebuildCatalogueEntry(deps: ListingsDeps, propertyId: number): Promise<rebuild.RebuildOutcome> {
-  return deps.database.db.transaction((tx) => rebuild.rebuildCatalogueEntry(tx, propertyId))
+  return deps.database.db.transaction((tx) => rebuild.syncCatalogueEntry(tx, propertyId))
 }
 
 /** Rebuilds the next `batchSize` properties of the slice, committed on its own. */
 export function rebuildCatalogueBatch(deps: ListingsDeps, slice: PropertySlice): Promise<rebuild.BatchRebuilt> {
-  return rebuild.rebuildCatalogueBatch(deps.database.db, slice)
+  return rebuild.syncCatalogueSlice(deps.database.db, slice)
 }
 
 /**

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
-import { catalogueListSql } from '../../db/queries/catalogue'
+import { catalogueListSql } from '../../db/queries/catalogue/list'
 import { catalogueQueryOf, type ListParams } from '../../shared/listings/catalogue-filters'
 
 const LISTINGS = 100_000
