@@ -7,7 +7,7 @@
 import type { Static } from '@sinclair/typebox'
 import type { Db } from '../../db/client'
 import { getCatalogueDocText } from '../../db/queries/catalogue/list'
-import { type PropertySlice } from '../../db/queries/catalogue/rebuild'
+import { analyzeCatalogue, type PropertySlice } from '../../db/queries/catalogue/rebuild'
 import { readCataloguePage, type CataloguePageCache } from './catalogue-cache'
 import { countProperties, findProperty, insertProperty, isOwnerContact, setPublished, updatePropertyColumns } from '../../db/queries/properties'
 import type { PropertyRow } from '../../db/schema'
@@ -230,6 +230,7 @@ export function rebuildCatalogueBatch(deps: ListingsDeps, slice: PropertySlice):
 /**
  * One step of a queued business reindex: rebuilds a slice and queues the next, so a
  * whole-business reindex is many short jobs (each retried on its own) rather than one long one.
+ * The last gathers the catalogue's statistics (analyzeCatalogue).
  */
 export async function reindexCatalogueSlice(
   deps: Pick<Services, 'database' | 'queues'>,
@@ -238,7 +239,7 @@ export async function reindexCatalogueSlice(
   const result = await rebuildCatalogueBatch(deps, slice)
   if (result.lastId !== null) {
     await deps.queues.enqueue('catalogue-reindex', { businessId: slice.businessId, afterId: result.lastId, batchSize: slice.batchSize })
-  }
+  } else await analyzeCatalogue(deps.database.db)
   return result
 }
 
@@ -253,7 +254,8 @@ export interface ReindexProgress {
 /**
  * Rebuilds every catalogue row of one business (or of all) in id-ordered batches, each committed
  * on its own, so it is safe to interrupt and re-run. `onBatch` hears after each batch. An
- * unknown business is a not_found.
+ * unknown business is a not_found. At the end it gathers the catalogue's statistics, which the
+ * search's plans need (analyzeCatalogue).
  */
 export async function reindexCatalogue(
   deps: ListingsDeps,
@@ -265,7 +267,10 @@ export async function reindexCatalogue(
   let afterId = 0
   for (;;) {
     const r = await rebuildCatalogueBatch(deps, { businessId: scope.businessId, afterId, batchSize: scope.batchSize })
-    if (r.lastId === null) return progress
+    if (r.lastId === null) {
+      await analyzeCatalogue(deps.database.db)
+      return progress
+    }
     afterId = r.lastId
     progress.upserted += r.upserted
     progress.deleted += r.deleted

@@ -207,3 +207,14 @@ export async function catalogueVersionOf(db: Db, businessId: number): Promise<Ca
   return row ?? { version: 0, changedAt: new Date(0) }
 }
 
+
+/**
+ * Gathers the planner's statistics of the catalogue tables. The search's plans depend on them
+ * (a common word walks the recency index, a rare one reads its posting list: docs/properties.md
+ * "Search"), and so do the price and map shapes. Autovacuum analyzes a table only after a share
+ * of it changed, and not at all where it is off; a bulk rebuild runs this when it ends, so a
+ * catalogue loaded in bulk is planned right from its first request.
+ */
+export async function analyzeCatalogue(db: Db): Promise<void> {
+  await db.execute(dsql`analyze catalogue_entries, catalogue_counts, catalogue_price_counts, catalogue_geo_cells`)
+}
