@@ -27,8 +27,9 @@ import postgres from 'postgres'
 import { parseFlags } from './flags'
 import { migrateDatabase } from '../db/migrate'
 import { createDatabase } from '../db/client'
-import { catalogueListSql, defaultCountMode, listCatalogue, type CountMode } from '../db/queries/catalogue'
-import { rebuildCatalogueBatch } from '../shared/listings/catalogue-rebuild'
+import { catalogueListSql, queryCataloguePage } from '../db/queries/catalogue/list'
+import { defaultCountMode, type CountMode } from '../db/queries/catalogue/counts'
+import { syncCatalogueSlice } from '../shared/listings/catalogue-rebuild'
 import { insertKey } from '../db/queries/api-keys'
 import { generateApiKey } from '../shared/access/api-key-format'
 import { catalogueQueryOf, type ListParams } from '../shared/listings/catalogue-filters'
@@ -129,7 +130,7 @@ async function buildCatalogue(url: string, total: number): Promise<void> {
     const lane = async (from: number, to: number) => {
       let after = from
       for (;;) {
-        const r = await rebuildCatalogueBatch(database.db, { afterId: after, batchSize: BATCH, beforeId: to })
+        const r = await syncCatalogueSlice(database.db, { afterId: after, batchSize: BATCH, beforeId: to })
         if (r.lastId === null) return
         after = r.lastId
         done += r.upserted
@@ -160,7 +161,7 @@ async function sqlTimings(url: string, businessId: number, rounds: number): Prom
         let count = 0
         for (let i = 0; i < rounds; i++) {
           const t = performance.now()
-          const r = await listCatalogue(sql, query, mode)
+          const r = await queryCataloguePage(sql, query, mode)
           times.push(performance.now() - t)
           count = r.count
         }
@@ -335,7 +336,7 @@ async function concurrencyTable(url: string, businessId: number, opts: { request
       const loadAfterHttp = load1()
       // Warmed like the HTTP run: the pool's connections opened and each backend's caches filled.
       const sqlCall = (params: ListParams[]) => async (i: number) => {
-        await listCatalogue(alone.sql, catalogueQueryOf(businessId, params[i]).query)
+        await queryCataloguePage(alone.sql, catalogueQueryOf(businessId, params[i]).query)
         return undefined
       }
       await closedLoopCalls(concurrency, Math.min(200, requests), sqlCall(warm))

@@ -4,7 +4,7 @@
  * `q` is searched and echoed exactly as received (contract §15).
  */
 import type { Static } from '@sinclair/typebox'
-import type { CatalogueListQuery, PriceColumn } from '../../db/queries/catalogue'
+import type { CatalogueListQuery, PriceColumn } from '../../db/queries/catalogue/statement'
 import { fieldError } from '../platform/errors'
 import { parseLocations, toSqlArea } from './geo'
 import { OPERATIONS, type ListFilters, type PropertyListQuery } from './schemas'
@@ -41,13 +41,16 @@ export function catalogueQueryOf(businessId: number, p: ListParams): { query: Ca
     throw fieldError(['query', 'offset'], `with q, offset + limit may not pass ${SEARCH_BOUND.toLocaleString('en')}`)
   }
   const areas = parseLocations(p.locations)
+  const operations = p.operation === undefined ? undefined : matchOperations(p.operation)
+  const priceColumn = priceColumnFor(p.operation)
   const query: CatalogueListQuery = {
     businessId,
     limit,
     offset,
     status: p.status,
-    operations: p.operation === undefined ? undefined : matchOperations(p.operation),
-    priceColumn: priceColumnFor(p.operation),
+    operations,
+    priceOperation: operations?.length === 1 && priceColumnFor(operations[0]) === priceColumn ? operations[0] : undefined,
+    priceColumn,
     rentalKind: p.rental_type,
     type: p.type,
     subtypeKey: p.subtype,

@@ -6,7 +6,8 @@
  */
 import type { Static } from '@sinclair/typebox'
 import type { Db } from '../../db/client'
-import { getCatalogueDocText, type PropertySlice } from '../../db/queries/catalogue'
+import { getCatalogueDocText } from '../../db/queries/catalogue/list'
+import { analyzeCatalogue, type PropertySlice } from '../../db/queries/catalogue/rebuild'
 import { readCataloguePage, type CataloguePageCache } from './catalogue-cache'
 import { countProperties, findProperty, insertProperty, isOwnerContact, setPublished, updatePropertyColumns } from '../../db/queries/properties'
 import type { PropertyRow } from '../../db/schema'
@@ -84,14 +85,14 @@ export function updateProperty(deps: ListingsDeps, businessId: number, propertyI
     const changed = JSON.stringify(rowToInput(row)) !== JSON.stringify(merged)
     const events = eventRows(changed ? [{ type: 'property.updated', object: { id: row.id, published: row.publishedAt !== null, ...patch } }] : [])
     await updatePropertyColumns(tx, row.id, inputToColumns(merged), { businessId, rows: events })
-    if (row.publishedAt !== null) await rebuild.rebuildCatalogueEntry(tx, row.id)
+    if (row.publishedAt !== null) await rebuild.syncCatalogueEntry(tx, row.id)
   })
 }
 
 export function publishProperty(deps: ListingsDeps, businessId: number, propertyId: number): Promise<Saved> {
   return writeProperty(deps, businessId, propertyId, async (tx, row) => {
     await setPublished(tx, row.id, true)
-    await rebuild.rebuildCatalogueEntry(tx, row.id)
+    await rebuild.syncCatalogueEntry(tx, row.id)
     // contract §10.1: only when the state changes, with the public Property as now in the catalogue.
     if (row.publishedAt === null) {
       await recordEvents(tx, businessId, [{ type: 'property.published', object: (await catalogueDocOf(tx, row.id)) ?? { id: row.id } }])
@@ -102,7 +103,7 @@ export function publishProperty(deps: ListingsDeps, businessId: number, property
 export function unpublishProperty(deps: ListingsDeps, businessId: number, propertyId: number): Promise<Saved> {
   return writeProperty(deps, businessId, propertyId, async (tx, row) => {
     await setPublished(tx, row.id, false)
-    await rebuild.rebuildCatalogueEntry(tx, row.id)
+    await rebuild.syncCatalogueEntry(tx, row.id)
     if (row.publishedAt !== null) await recordEvents(tx, businessId, [{ type: 'property.unpublished', object: { id: row.id } }])
   })
 }
@@ -209,17 +210,18 @@ export async function getPublicPropertyText(deps: CatalogueReadDeps, businessId:
 
 /** Rebuilds one property's catalogue row from the source tables; safe to repeat. */
 export function rebuildCatalogueEntry(deps: ListingsDeps, propertyId: number): Promise<rebuild.RebuildOutcome> {
-  return deps.database.db.transaction((tx) => rebuild.rebuildCatalogueEntry(tx, propertyId))
+  return deps.database.db.transaction((tx) => rebuild.syncCatalogueEntry(tx, propertyId))
 }
 
 /** Rebuilds the next `batchSize` properties of the slice, committed on its own. */
 export function rebuildCatalogueBatch(deps: ListingsDeps, slice: PropertySlice): Promise<rebuild.BatchRebuilt> {
-  return rebuild.rebuildCatalogueBatch(deps.database.db, slice)
+  return rebuild.syncCatalogueSlice(deps.database.db, slice)
 }
 
 /**
  * One step of a queued business reindex: rebuilds a slice and queues the next, so a
  * whole-business reindex is many short jobs (each retried on its own) rather than one long one.
+ * The last gathers the catalogue's statistics (analyzeCatalogue).
  */
 export async function reindexCatalogueSlice(
   deps: Pick<Services, 'database' | 'queues'>,
@@ -228,7 +230,7 @@ export async function reindexCatalogueSlice(
   const result = await rebuildCatalogueBatch(deps, slice)
   if (result.lastId !== null) {
     await deps.queues.enqueue('catalogue-reindex', { businessId: slice.businessId, afterId: result.lastId, batchSize: slice.batchSize })
-  }
+  } else await analyzeCatalogue(deps.database.db)
   return result
 }
 
@@ -243,7 +245,8 @@ export interface ReindexProgress {
 /**
  * Rebuilds every catalogue row of one business (or of all) in id-ordered batches, each committed
  * on its own, so it is safe to interrupt and re-run. `onBatch` hears after each batch. An
- * unknown business is a not_found.
+ * unknown business is a not_found. At the end it gathers the catalogue's statistics, which the
+ * search's plans need (analyzeCatalogue).
  */
 export async function reindexCatalogue(
   deps: ListingsDeps,
@@ -255,7 +258,10 @@ export async function reindexCatalogue(
   let afterId = 0
   for (;;) {
     const r = await rebuildCatalogueBatch(deps, { businessId: scope.businessId, afterId, batchSize: scope.batchSize })
-    if (r.lastId === null) return progress
+    if (r.lastId === null) {
+      await analyzeCatalogue(deps.database.db)
+      return progress
+    }
     afterId = r.lastId
     progress.upserted += r.upserted
     progress.deleted += r.deleted
