@@ -401,7 +401,7 @@ function collapseCoercions(node: any): any {
   if (Array.isArray(out.anyOf) && out.anyOf.length === 2) {
     const coerced = out.anyOf.find((b: Json) => b.type === 'string' && ['integer', 'numeric', 'boolean', 'number'].includes(b.format))
     const real = out.anyOf.find((b: Json) => b !== coerced)
-    if (coerced && real && real.type) {
+    if (coerced && real?.type) {
       const { anyOf, ...rest } = out
       void anyOf
       return { ...rest, ...real }

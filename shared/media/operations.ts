@@ -145,7 +145,7 @@ export async function processCompletedUpload(deps: Pick<Services, 'config' | 'da
   const { db } = deps.database
   const session = await loadUploadSession(db, uploadId)
   // Gone (property deleted) or not completed by the client: nothing to do.
-  if (!session || session.state !== 'processing') return { skipped: session?.state ?? 'missing' }
+  if (session?.state !== 'processing') return { skipped: session?.state ?? 'missing' }
 
   const toCheck = session.files.filter((f) => f.state === 'processing' && f.imageId === null)
   // An import's files are fetched first (contract §9.2), then checked exactly like uploads.
@@ -194,7 +194,7 @@ export async function makePublicCopy(
 ): Promise<ImageProcessed> {
   const { db } = deps.database
   const image = await loadImageToProcess(db, imageId)
-  if (!image || image.state !== 'processing') return { skipped: image?.state ?? 'missing' }
+  if (image?.state !== 'processing') return { skipped: image?.state ?? 'missing' }
 
   const original = await deps.storage.get('private', image.originalKey)
   if (!original) {
@@ -255,7 +255,7 @@ export async function exhaustUpload(deps: { database: Database }, uploadId: stri
 /** The image-watermark job of the image failed for good: the image fails, kept for a retry. */
 export async function exhaustImage(deps: { database: Database }, imageId: string, attempts: number): Promise<void> {
   const image = await loadImageToProcess(deps.database.db, imageId)
-  if (!image || image.state !== 'processing') return
+  if (image?.state !== 'processing') return
   await failImage(deps.database, image, EXHAUSTED_IMAGE(attempts), { exhausted: true })
 }
 

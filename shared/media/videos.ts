@@ -271,7 +271,7 @@ export type VideoProcessed = { skipped: string } | { failed: string } | { ready:
 export async function processVideoTranscode(deps: Pick<Services, 'database' | 'storage' | 'queues' | 'logger'>, videoId: string): Promise<VideoProcessed> {
   const { db } = deps.database
   const video = await loadVideo(db, videoId)
-  if (!video || video.state !== 'processing') return { skipped: video?.state ?? 'missing' }
+  if (video?.state !== 'processing') return { skipped: video?.state ?? 'missing' }
   if (!video.originalKey) {
     await failVideo(deps, video.id, 'The file was not uploaded')
     return { failed: 'The file was not uploaded' }

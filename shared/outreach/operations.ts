@@ -44,7 +44,7 @@ export async function deliverOutreach(deps: Pick<Services, 'config' | 'database'
   if (delivery.state !== 'pending') return { outcome: 'not-pending', deliveryId, state: delivery.state }
 
   const endpoint = await queries.findOutreachEndpoint(db, delivery.businessId)
-  if (!endpoint || !endpoint.enabled) {
+  if (!endpoint?.enabled) {
     const reason = endpoint ? 'outreach endpoint disabled' : 'outreach endpoint removed'
     await queries.finishOutreachDelivery(db, deliveryId, 'skipped', reason)
     return { outcome: 'ended', deliveryId, state: 'skipped', reason }

@@ -91,7 +91,7 @@ export async function runEndpoint(deps: Deps, endpointId: number, options: RunOp
   const cfg = deps.config.webhooks
   const result: RunResult = { endpointId, attempted: 0, delivered: 0, ended: 'drained' }
   const endpoint = await queries.findEndpointById(db, endpointId)
-  if (!endpoint || endpoint.status !== 'enabled') return { ...result, ended: 'not-enabled' }
+  if (endpoint?.status !== 'enabled') return { ...result, ended: 'not-enabled' }
   let secrets: string[]
   try {
     secrets = signingSecrets(deps.config.appSecret, endpoint)
