@@ -35,6 +35,8 @@ Secret keys are never rate-limited and get no CORS fields.`
 /** The contract version this document describes (contract Part III: 1.2). */
 export const CONTRACT_VERSION = '1.2.0'
 
+// The document is walked as plain JSON: its shape is OpenAPI's, checked by a validator in the tests.
+// biome-ignore lint/suspicious/noExplicitAny: an OpenAPI node's members are whatever the specification allows there
 type Json = Record<string, any>
 
 const COMMON_HEADERS = {
@@ -247,7 +249,7 @@ export function buildOpenApiDocument(app: AnyElysia, version = CONTRACT_VERSION,
       }
     }
   }
-  return withComponents(collapseCoercions(doc))
+  return withComponents(collapseCoercions(doc) as Json)
 }
 
 /**
@@ -330,11 +332,11 @@ function withComponents(doc: Json): Json {
     if (typeof node.title !== 'string') return node
     const name = COMPONENT_NAMES[node.title] ?? node.title
     if (!/^[A-Za-z0-9._-]+$/.test(name)) return node
-    const types: unknown[] | undefined = Array.isArray(node.type) ? node.type : undefined
-    const nullable = types?.includes('null') ?? false
+    const types: unknown[] = Array.isArray(node.type) ? node.type : []
+    const nullable = types.includes('null')
     const base: Json = { ...node, title: name }
     if (nullable) {
-      const rest = types!.filter((t) => t !== 'null')
+      const rest = types.filter((t) => t !== 'null')
       base.type = rest.length === 1 ? rest[0] : rest
       if (Array.isArray(base.enum)) base.enum = base.enum.filter((v: unknown) => v !== null)
     }
@@ -360,8 +362,8 @@ function withComponents(doc: Json): Json {
       }
     }
   }
-  const names = [...components.keys()].filter((n) => used.has(n)).sort()
-  doc.components.schemas = Object.fromEntries(names.map((n) => [n, components.get(n)!.schema]))
+  const kept = [...components].filter(([name]) => used.has(name)).sort(([a], [b]) => (a < b ? -1 : 1))
+  doc.components.schemas = Object.fromEntries(kept.map(([name, component]) => [name, component.schema]))
   return doc
 }
 
@@ -370,9 +372,9 @@ function omit(node: Json, ...keys: string[]): Json {
 }
 
 function canonical(value: unknown): string {
-  const sorted = (v: any): any => {
+  const sorted = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(sorted)
-    if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted(v[k])]))
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, inner]) => [k, sorted(inner)]))
     return v
   }
   return JSON.stringify(sorted(value))
@@ -390,7 +392,7 @@ function stripId(schema: object): Json {
 }
 
 /** `anyOf: [{type:string, format:integer}, {type:integer,…}]` (Elysia's coercion) → the integer branch. */
-function collapseCoercions(node: any): any {
+function collapseCoercions(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(collapseCoercions)
   if (!node || typeof node !== 'object') return node
   const out: Json = {}

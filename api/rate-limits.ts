@@ -56,11 +56,11 @@ class FallbackLimiter extends RateLimiterMemory {
   constructor(opts: ConstructorParameters<typeof RateLimiterMemory>[0], private readonly used: () => void) {
     super(opts)
   }
-  override consume(key: string | number, points?: number, options?: { [key: string]: any }) {
+  override consume(key: string | number, points?: number, options?: Parameters<RateLimiterMemory['consume']>[2]) {
     this.used()
     return super.consume(key, points, options)
   }
-  override reward(key: string | number, points?: number, options?: { [key: string]: any }) {
+  override reward(key: string | number, points?: number, options?: Parameters<RateLimiterMemory['reward']>[2]) {
     this.used()
     return super.reward(key, points, options)
   }

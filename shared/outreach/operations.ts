@@ -114,7 +114,7 @@ export async function sweepOutreachDeliveries(
   while (checked < maxPerRun) {
     const rows = await queries.listDuePendingDeliveries(db, options.minAgeMs ?? SWEEP_MIN_AGE_MS, { limit: Math.min(pageSize, maxPerRun - checked), offset: checked })
     if (rows.length === 0) break
-    const jobIds = rows.map(({ id }) => JOBS.outreach.jobId({ deliveryId: id })!)
+    const jobIds = rows.map(({ id }) => JOBS.outreach.jobId({ deliveryId: id }))
     const presence = await deps.queues.presenceOf(JOBS.outreach.queue, jobIds)
     for (let i = 0; i < rows.length; i++) {
       const { id, rank } = rows[i]
