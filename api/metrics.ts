@@ -41,7 +41,10 @@ export class Metrics {
   observeRequest(method: string, route: string, status: number, seconds: number): void {
     const key = `${method}\u0000${route}\u0000${status}`
     let s = this.requests.get(key)
-    if (!s) this.requests.set(key, (s = { count: 0, sum: 0, buckets: BUCKETS.map(() => 0) }))
+    if (!s) {
+      s = { count: 0, sum: 0, buckets: BUCKETS.map(() => 0) }
+      this.requests.set(key, s)
+    }
     s.count++
     s.sum += seconds
     for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]) s.buckets[i]++
