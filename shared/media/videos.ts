@@ -26,7 +26,7 @@ import { lockProperty, mediaChanged, requireProperty } from './media-writes'
 import type { CompletedVideoUpload, CreatedVideoUpload, VideoLink, VideoUpdate, VideoUpload, VideoView } from './schemas'
 import { queueDeletions, scheduleDeletions, type Deletion, type ScheduledDeletion } from './storage-cleanup'
 import { newOriginalKey, newVideoPrefix } from './storage-keys'
-import { RENDITION, SEGMENT_RE, ToolError, VideoRejectedError, probeVideo, renditionContentType, transcode } from './transcode'
+import { RENDITION, SEGMENT_RE, ToolError, VideoRejectedError, probeVideo, renditionContentType, transcode, type Rendition } from './transcode'
 import { COMPLETE_GRACE_MS } from './upload-expiry'
 import { recogniseVideoLink } from './video-links'
 
@@ -290,7 +290,7 @@ export async function processVideoTranscode(deps: Pick<Services, 'database' | 's
     if (video.declaredSize !== null && size > video.declaredSize) return reject(`The file is larger than its declared size (${size} > ${video.declaredSize} bytes)`)
     const out = join(work, 'out')
     await mkdir(out)
-    let rendition
+    let rendition: Rendition
     try {
       rendition = await transcode(input, out, await probeVideo(input))
     } catch (error) {

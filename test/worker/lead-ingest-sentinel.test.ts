@@ -68,7 +68,7 @@ describe('rental ingest through Redis Sentinel', () => {
     const phone = uniquePhone()
     const fallbacks = ctx.deps.ingest.stats.fallbacks
     topology.replicas[0].proc!.kill('SIGSTOP')
-    let res
+    let res: Awaited<ReturnType<typeof ingest>>
     try {
       res = await ingest(phone)
     } finally {
