@@ -114,7 +114,7 @@ export class RateLimits {
     if (ipBlocked > 0 || keyBlocked > 0) {
       // Known from memory: no Redis call, so the fields name only the limit that refuses.
       this.stats.blockedInMemory++
-      const [name, rate, ms] = ipBlocked > 0 ? (['per-ip', access.ratePerIp, ipBlocked] as const) : (['per-key', access.rate, keyBlocked] as const)
+      const [name, ms] = ipBlocked > 0 ? (['per-ip', ipBlocked] as const) : (['per-key', keyBlocked] as const)
       return { exceeded: name, retryAfter: Math.max(1, seconds(ms)), headers: { 'ratelimit-policy': this.policy(access), ratelimit: `"${name}";r=0;t=${seconds(ms)}` } }
     }
     // Both from slices in memory (a busy key): no promise, no Redis.
