@@ -82,8 +82,9 @@ function oneClient(headers: string): Promise<Outcome> {
       while (!answered && written < BODY_BYTES) {
         const n = socket.write(CHUNK_FRAME)
         if (n <= 0) return
-        if (n < CHUNK_FRAME.length) return void (written += n) // the rest is dropped: the server reads until it answers
         written += n
+        // A partial write: the rest is dropped, the server reads until it answers.
+        if (n < CHUNK_FRAME.length) return
       }
       if (!answered && written >= BODY_BYTES) socket.write(Buffer.from('0\r\n\r\n'))
     }

@@ -42,7 +42,10 @@ async function photo(i: number): Promise<Uint8Array> {
   // Smooth gradient (sky/wall) + per-pixel noise (sensor grain, what makes photos expensive to code).
   const raw = Buffer.alloc(W * H * 3)
   let seed = 12345 + i * 7919
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff)
+  const rnd = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff
+    return seed / 0x7fffffff
+  }
   for (let y = 0; y < H; y++) {
     for (let x = 0; x < W; x++) {
       const o = (y * W + x) * 3

@@ -222,7 +222,10 @@ export async function createImagesForFiles(db: Db, session: Pick<UploadSessionRo
       .from(propertyImages)
       .where(inArray(propertyImages.uploadFileId, files.map((f) => f.id)))
       .orderBy(asc(propertyImages.position))
-    for (const r of rows) await tx.update(uploadFiles).set({ imageId: r.id }).where(eq(uploadFiles.id, r.fileId!))
+    for (const { id, fileId } of rows) {
+      // Always set: the rows were selected by their upload file.
+      if (fileId !== null) await tx.update(uploadFiles).set({ imageId: id }).where(eq(uploadFiles.id, fileId))
+    }
     return rows.filter((r) => r.state === 'processing').map((r) => r.id)
   })
 }

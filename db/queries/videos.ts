@@ -177,7 +177,7 @@ export async function reopenVideo(tx: Db, videoId: string): Promise<boolean> {
 /** The original of a failed video is handed to the storage cleanup: returns the key it had, if any. Run it in a transaction. */
 export async function releaseOriginal(tx: Db, videoId: string): Promise<string | null> {
   const video = await loadVideo(tx, videoId, { forUpdate: true })
-  if (!video || video.state !== 'failed' || video.originalKey === null) return null
+  if (video?.state !== 'failed' || video.originalKey === null) return null
   await tx.update(propertyVideos).set({ originalKey: null }).where(eq(propertyVideos.id, videoId))
   return video.originalKey
 }

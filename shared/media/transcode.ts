@@ -130,8 +130,9 @@ export function checkProbe(probe: FfprobeOutput): ProbeResult {
   const video = streams.find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic && (s.width ?? 0) > 0 && (s.height ?? 0) > 0)
   if (!video) throw new VideoRejectedError('The file has no video stream')
   const audio = streams.find((s) => s.codec_type === 'audio')
-  const width = video.width!
-  const height = video.height!
+  // Both above 0: the stream was chosen for it.
+  const width = video.width ?? 0
+  const height = video.height ?? 0
   if (Math.max(width, height) > MAX_LONG_EDGE || Math.min(width, height) > MAX_SHORT_EDGE) {
     throw new VideoRejectedError(`The video is ${width}×${height} pixels; the limit is 4K (${MAX_LONG_EDGE}×${MAX_SHORT_EDGE})`)
   }

@@ -15,7 +15,10 @@ afterAll(() => sql.end({ timeout: 1 }))
 /** A small deterministic generator: the same circles on every run. */
 function prng(seed: number) {
   let s = seed >>> 0
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32)
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0
+    return s / 2 ** 32
+  }
 }
 
 test('every point at the radius, in every direction, lies inside the circle box', async () => {

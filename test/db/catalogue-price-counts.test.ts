@@ -17,7 +17,10 @@ afterAll(async () => {
 
 function prng(seed: number) {
   let s = seed >>> 0
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32)
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0
+    return s / 2 ** 32
+  }
 }
 const r = prng(41)
 /** Prices around bucket edges (10,000 for sales, 50 for rents, 5,000 for transfers) and anywhere. */

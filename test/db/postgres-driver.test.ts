@@ -15,7 +15,7 @@ const { hostname, port } = new URL(url)
 const opened: postgres.Sql[] = []
 
 // `socket` (a connected socket factory) is a driver option its type declarations leave out.
-function pool(options: postgres.Options<{}> & { socket?: () => Promise<net.Socket> } = {}): postgres.Sql {
+function pool(options: postgres.Options<Record<string, never>> & { socket?: () => Promise<net.Socket> } = {}): postgres.Sql {
   const sql = postgres(url, { max: 1, connect_timeout: 3, onnotice: () => {}, ...options })
   opened.push(sql)
   return sql
