@@ -27,8 +27,11 @@ COPY cli ./cli
 RUN mkdir -p /app/data && chown bun:bun /app/data
 USER bun
 EXPOSE 3000
-# Liveness of the default command (API and workers in one process); compose gives the worker
-# services their own check (worker/healthcheck.ts). The image has no curl: Bun's fetch instead.
+# Liveness of the default command (the API); compose gives the worker services their own check
+# (worker/healthcheck.ts). The image has no curl: Bun's fetch instead.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["bun", "-e", "fetch(`http://127.0.0.1:${process.env.PORT || 3000}/healthz`).then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["bun", "run", "start"]
+# One process per container, as container platforms expect: the API alone (compose runs the
+# workers as their own services with start:worker, and migrations as a one-shot db:migrate), not
+# the supervisor of `bun run start`, which would hide its children's deaths from the platform.
+CMD ["bun", "run", "start:api"]

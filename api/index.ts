@@ -1,6 +1,6 @@
 /** `bun run start:api`: the HTTP tier alone. */
 import { getConfig } from '../shared/platform/config'
-import { exitWithStartupError, onShutdown } from '../shared/platform/lifecycle'
+import { exitWithStartupError, onShutdown, reportReady } from '../shared/platform/lifecycle'
 import { createLogger } from '../shared/platform/logger'
 import { startApi } from './server'
 
@@ -10,6 +10,7 @@ try {
   if (config.appSecretIsDefault) logger.warn('APP_SECRET is not set: using the development value (NODE_ENV=development or test only); set it in production')
   const api = await startApi(config, logger)
   onShutdown(logger, [{ name: 'api', run: () => api.close() }], config.shutdownTimeoutMs + 5000)
+  reportReady()
 } catch (error) {
   exitWithStartupError(error)
 }

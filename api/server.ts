@@ -1,8 +1,10 @@
 /** Serves createApp on Bun.serve and drains it on shutdown (contract §7). */
 import http from 'node:http'
 import type { Config } from '../shared/platform/config'
+import { portInUseMessage } from '../shared/platform/lifecycle'
 import type { Logger } from '../shared/platform/logger'
 import { createApp } from './app'
+import { problemBody, problemResponse } from './problems'
 import { rawPathRouting } from './raw-path'
 import { closeApiDeps, createApiDeps, StartupError } from './runtime'
 
@@ -58,9 +60,7 @@ function listen(config: Config, options: ServeOptions): ReturnType<typeof Bun.se
     return Bun.serve({ ...options, port: config.port, hostname: '0.0.0.0', reusePort: config.reusePort } as Parameters<typeof Bun.serve>[0])
   } catch (error) {
     if ((error as { code?: string }).code !== 'EADDRINUSE') throw error
-    throw new StartupError(config.reusePort
-      ? `port ${config.port} is already in use by a process that does not share it (SO_REUSEPORT): stop it or choose another PORT`
-      : `port ${config.port} is already in use (another instance of this service, or another program): stop it, choose another PORT, or set REUSE_PORT=1 to share the port with other instances on purpose`)
+    throw new StartupError(portInUseMessage(config.port, config.reusePort))
   }
 }
 
@@ -70,6 +70,29 @@ async function listenOrClose(deps: Awaited<ReturnType<typeof createApiDeps>>, op
   } catch (error) {
     await closeApiDeps(deps)
     throw error
+  }
+}
+
+/** What METRICS_PORT answers: this process's own operator endpoints, whichever process PORT reaches. */
+const OPS_PATHS = ['/metrics', '/healthz', '/readyz']
+
+/** METRICS_PORT's listener (config.ts): bound alone, so two processes never share one process's view. */
+async function listenOps(deps: Awaited<ReturnType<typeof createApiDeps>>, serve: (request: Request) => Promise<Response>): Promise<ReturnType<typeof Bun.serve> | undefined> {
+  const port = deps.config.metricsPort
+  if (port === undefined) return undefined
+  try {
+    return Bun.serve({
+      port,
+      hostname: '0.0.0.0',
+      routes: Object.fromEntries(OPS_PATHS.map((path) => [path, serve])),
+      fetch: () => {
+        const id = crypto.randomUUID()
+        return problemResponse(404, problemBody('not_found', `METRICS_PORT serves ${OPS_PATHS.join(', ')} only; the API is on PORT`, id), id)
+      },
+    })
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'EADDRINUSE') throw error
+    throw new StartupError(`METRICS_PORT ${port} is already in use: choose another METRICS_PORT (API process i of \`bun run start\` takes METRICS_PORT + i)`)
   }
 }
 
@@ -114,9 +137,14 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
     idleTimeout: 30,
     ...rawPathRouting(app, serve),
   })
+  const opsServer = await listenOps(deps, serve).catch(async (error) => {
+    server.stop(true)
+    await closeApiDeps(deps)
+    throw error
+  })
   // Asked only for a publishable key's per-address limit (contract §16.4), never per request.
   deps.peerAddress = (request) => server.requestIP(request)?.address
-  logger.info('api listening', { port: server.port, url: config.publicUrl })
+  logger.info('api listening', { port: server.port, url: config.publicUrl, ...(opsServer ? { metrics_port: opsServer.port } : {}) })
   return {
     port: server.port ?? config.port,
     async close(timeoutMs = config.shutdownTimeoutMs) {
@@ -146,6 +174,7 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
       // resolved (one create failed with 503 once the stores closed: fault harness, scenario d).
       // Close the connections, then let whatever slipped in finish before the stores close.
       await server.stop(true)
+      opsServer?.stop(true)
       await Promise.race([idle(), new Promise<void>((r) => (timer = setTimeout(r, 1000)))])
       clearTimeout(timer)
       await closeApiDeps(deps)

@@ -18,7 +18,7 @@
  * With BENCH_PROFILE_DIR set, each API process writes a CPU profile (`--cpu-prof-md`) there.
  *
  * `--detail` prints instead, for a fixed mix (the list's filters and five `q` shapes): the SQL time
- * of each list statement one call at a time (separate count vs window count), p50/p95/p99 and
+ * of each list statement one call at a time (separate count vs a materialized one; a search's one bounded statement), p50/p95/p99 and
  * req/s over HTTP at `--concurrency`, and the EXPLAIN (ANALYZE, BUFFERS) plan of each query.
  * Rows are generated in SQL (generate_series); the catalogue is built by the same batch rebuild
  * as `bun run cli catalogue reindex`, so the seeding also measures that path.
@@ -27,8 +27,9 @@ import postgres from 'postgres'
 import { parseFlags } from './flags'
 import { migrateDatabase } from '../db/migrate'
 import { createDatabase } from '../db/client'
-import { catalogueListSql, defaultCountMode, listCatalogue } from '../db/queries/catalogue'
-import { rebuildCatalogueBatch } from '../shared/listings/catalogue-rebuild'
+import { catalogueListSql, queryCataloguePage } from '../db/queries/catalogue/list'
+import { defaultCountMode, type CountMode } from '../db/queries/catalogue/counts'
+import { syncCatalogueSlice } from '../shared/listings/catalogue-rebuild'
 import { insertKey } from '../db/queries/api-keys'
 import { generateApiKey } from '../shared/access/api-key-format'
 import { catalogueQueryOf, type ListParams } from '../shared/listings/catalogue-filters'
@@ -129,7 +130,7 @@ async function buildCatalogue(url: string, total: number): Promise<void> {
     const lane = async (from: number, to: number) => {
       let after = from
       for (;;) {
-        const r = await rebuildCatalogueBatch(database.db, { afterId: after, batchSize: BATCH, beforeId: to })
+        const r = await syncCatalogueSlice(database.db, { afterId: after, batchSize: BATCH, beforeId: to })
         if (r.lastId === null) return
         after = r.lastId
         done += r.upserted
@@ -153,12 +154,14 @@ async function sqlTimings(url: string, businessId: number, rounds: number): Prom
   try {
     for (const { name, params } of QUERY_MIX) {
       const { query } = catalogueQueryOf(businessId, params)
-      for (const mode of ['separate', 'window', 'materialized'] as const) {
+      // A search has one statement (bounded by contract §11); the other lists compare their two counts.
+      const modes: CountMode[] = query.search !== undefined ? ['bounded'] : ['separate', 'materialized']
+      for (const mode of modes) {
         const times: number[] = []
         let count = 0
         for (let i = 0; i < rounds; i++) {
           const t = performance.now()
-          const r = await listCatalogue(sql, query, mode)
+          const r = await queryCataloguePage(sql, query, mode)
           times.push(performance.now() - t)
           count = r.count
         }
@@ -333,7 +336,7 @@ async function concurrencyTable(url: string, businessId: number, opts: { request
       const loadAfterHttp = load1()
       // Warmed like the HTTP run: the pool's connections opened and each backend's caches filled.
       const sqlCall = (params: ListParams[]) => async (i: number) => {
-        await listCatalogue(alone.sql, catalogueQueryOf(businessId, params[i]).query)
+        await queryCataloguePage(alone.sql, catalogueQueryOf(businessId, params[i]).query)
         return undefined
       }
       await closedLoopCalls(concurrency, Math.min(200, requests), sqlCall(warm))

@@ -50,7 +50,7 @@ export const propertyRoutes = (deps: AppDeps) => {
       async ({ auth, query }) => {
         const page = await listCatalogue(deps, auth.business.id, query)
         // The page's docs arrive as JSON bytes from PostgreSQL and are spliced in as they are.
-        const tail = `],"count":${page.count},"limit":${page.limit},"offset":${page.offset},"filters":${JSON.stringify(page.filters)},"authenticated_as":${JSON.stringify(auth.business.name)}}`
+        const tail = `],"count":${page.count},"count_relation":"${page.countRelation}","limit":${page.limit},"offset":${page.offset},"filters":${JSON.stringify(page.filters)},"authenticated_as":${JSON.stringify(auth.business.name)}}`
         return jsonResponse(new Blob([LIST_HEAD, page.data, tail]))
       },
       {
@@ -70,7 +70,8 @@ export const propertyRoutes = (deps: AppDeps) => {
           summary: 'List the public catalogue',
           description:
             'Published properties of the business, filtered with AND, most recently updated first unless `sort` is given; ties break on id descending. ' +
-            'With `q` and no `sort`, by relevance, ties by `updated_at` then id, descending. `count` is the total across pages.',
+            'With `q` and no `sort`, the 1,000 most recently updated matches by relevance, ties by `updated_at` then id, descending; with `q` and `sort`, the first 1,000 matches in that order. ' +
+            '`count` is the total across pages; with `q` it is exact up to 1,000, then 1,000 with `count_relation: "gte"`, and `offset + limit` may not pass 1,000 (422 on `offset`). Every answer carries `count_relation`.',
         },
       },
     )

@@ -4,7 +4,8 @@
  * `q` is searched and echoed exactly as received (contract §15).
  */
 import type { Static } from '@sinclair/typebox'
-import type { CatalogueListQuery, PriceColumn } from '../../db/queries/catalogue'
+import type { CatalogueListQuery, PriceColumn } from '../../db/queries/catalogue/statement'
+import { fieldError } from '../platform/errors'
 import { parseLocations, toSqlArea } from './geo'
 import { OPERATIONS, type ListFilters, type PropertyListQuery } from './schemas'
 
@@ -22,15 +23,34 @@ export function matchOperations(operation: string): string[] {
   return OPERATIONS.filter((o) => o.includes(needle))
 }
 
+/**
+ * Contract §11: a search ranks, counts and pages at most this many matches; `count` past it is
+ * this number with `count_relation: "gte"`. Without `q` nothing is bounded (§15).
+ */
+export const SEARCH_BOUND = 1000
+
+/** `count` and its `count_relation` as answered: a search's count past its bound is the bound, "gte". */
+export function countAnswer(query: CatalogueListQuery, count: number): { count: number; relation: 'eq' | 'gte' } {
+  return query.search !== undefined && count > SEARCH_BOUND ? { count: SEARCH_BOUND, relation: 'gte' } : { count, relation: 'eq' }
+}
+
 export function catalogueQueryOf(businessId: number, p: ListParams): { query: CatalogueListQuery; filters: ListFilters } {
+  const limit = p.limit ?? 100
+  const offset = p.offset ?? 0
+  if (p.q !== undefined && offset + limit > SEARCH_BOUND) {
+    throw fieldError(['query', 'offset'], `with q, offset + limit may not pass ${SEARCH_BOUND.toLocaleString('en')}`)
+  }
   const areas = parseLocations(p.locations)
+  const operations = p.operation === undefined ? undefined : matchOperations(p.operation)
+  const priceColumn = priceColumnFor(p.operation)
   const query: CatalogueListQuery = {
     businessId,
-    limit: p.limit ?? 100,
-    offset: p.offset ?? 0,
+    limit,
+    offset,
     status: p.status,
-    operations: p.operation === undefined ? undefined : matchOperations(p.operation),
-    priceColumn: priceColumnFor(p.operation),
+    operations,
+    priceOperation: operations?.length === 1 && priceColumnFor(operations[0]) === priceColumn ? operations[0] : undefined,
+    priceColumn,
     rentalKind: p.rental_type,
     type: p.type,
     subtypeKey: p.subtype,
@@ -41,6 +61,7 @@ export function catalogueQueryOf(businessId: number, p: ListParams): { query: Ca
     minBedrooms: p.min_bedrooms,
     isFeatured: p.is_featured,
     search: p.q,
+    searchBound: p.q === undefined ? undefined : SEARCH_BOUND,
     sort: p.sort,
   }
   const filters: ListFilters = {

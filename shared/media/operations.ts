@@ -14,7 +14,7 @@ import {
 } from '../../db/queries/images'
 import { findProperty } from '../../db/queries/properties'
 import { recordEvent } from '../events/record'
-import { rebuildCatalogueEntry } from '../listings/catalogue-rebuild'
+import { syncCatalogueEntry } from '../listings/catalogue-rebuild'
 import { notFound } from '../platform/errors'
 import { JOBS, type JobDataHooksTable, type JobKind } from '../platform/jobs'
 import type { Services } from '../platform/services'
@@ -223,7 +223,7 @@ export async function makePublicCopy(
       if (!(await imageHoldsPublicKey(tx, image.id, publicKey))) orphaned = await scheduleDeletions(tx, [{ area: 'public', key: publicKey }])
       return
     }
-    await rebuildCatalogueEntry(tx, image.propertyId)
+    await syncCatalogueEntry(tx, image.propertyId)
     await recordEvent(tx, image.businessId, { type: 'image.ready', object: { id: image.id, property_id: image.propertyId, state: 'ready', url: ready.publicUrl } })
   })
   if (orphaned.length) {
@@ -237,7 +237,7 @@ export async function makePublicCopy(
 async function failImage(database: Database, image: Pick<ImageToProcess, 'id' | 'uploadFileId' | 'propertyId' | 'businessId'>, reason: string, options: { exhausted?: boolean } = {}): Promise<void> {
   await database.db.transaction(async (tx) => {
     if (!(await markImageFailed(tx, image, reason, options))) return
-    await rebuildCatalogueEntry(tx, image.propertyId)
+    await syncCatalogueEntry(tx, image.propertyId)
     await recordEvent(tx, image.businessId, { type: 'image.failed', object: { id: image.id, property_id: image.propertyId, state: 'failed', error: reason } })
   })
 }

@@ -15,7 +15,7 @@ import {
   processingVideosBefore, releaseOriginal, reopenVideo, revertVideoProcessing, setVideoTitle, startVideoProcessing, type PropertyVideoRow,
 } from '../../db/queries/videos'
 import { recordEvent } from '../events/record'
-import { rebuildCatalogueEntry } from '../listings/catalogue-rebuild'
+import { syncCatalogueEntry } from '../listings/catalogue-rebuild'
 import { AppError, fieldError, notFound } from '../platform/errors'
 import { JOBS, type JobDataHooks } from '../platform/jobs'
 import type { Logger } from '../platform/logger'
@@ -345,7 +345,7 @@ async function publishRendition(deps: Pick<Services, 'database' | 'storage' | 'q
       return 'gone'
     }
     followUp = await scheduleDeletions(tx, current.originalKey ? [{ area: 'private', key: current.originalKey }] : [])
-    await rebuildCatalogueEntry(tx, current.propertyId)
+    await syncCatalogueEntry(tx, current.propertyId)
     await recordEvent(tx, current.businessId, {
       type: 'video.ready',
       object: videoEventObject(current, { state: 'ready', url: urls.url, hls_url: urls.hlsUrl, thumbnail_url: urls.thumbnailUrl, duration_s: durationS }),

@@ -15,6 +15,20 @@ export interface Config {
    * bound to the port would otherwise take part of the traffic unseen.
    */
   reusePort: boolean
+  /**
+   * What `bun run start` (the supervisor, main.ts) runs on this machine: API processes sharing PORT
+   * (one per core: one event loop each) and worker processes, each with WORKER_QUEUES.
+   */
+  apiProcesses: number
+  workerProcesses: number
+  /**
+   * A second listener of this API process answering only /metrics, /healthz and /readyz, so each
+   * process can be scraped on its own while several share PORT (the supervisor gives API process i
+   * METRICS_PORT + i). Unset: none.
+   */
+  metricsPort: number | undefined
+  /** Niceness of the supervisor's worker processes: above 0 lets the API processes have the cores first under load. */
+  workerNice: number
   /** One host, or several with `target_session_attrs=read-write` (the primary of the list; docs/operations.md "Failover"). */
   databaseUrl: string
   /** A streaming replica for catalogue and list reads (read-your-writes by commit LSN, docs/operations.md "Read replica"). */
@@ -271,9 +285,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (s3Enabled && s3.publicEndpoint) s3.publicEndpoint = url(env, 'S3_PUBLIC_ENDPOINT', s3.publicEndpoint, ['http:', 'https:'])
 
   const databaseUrl = postgresUrl(env, 'DATABASE_URL', DEFAULT_DATABASE_URL)
+  const apiProcesses = int(env, 'API_PROCESSES', availableParallelism(), 0, 256)
+  const workerProcesses = int(env, 'WORKER_PROCESSES', 1, 0, 64)
+  if (apiProcesses + workerProcesses === 0) throw new ConfigError('API_PROCESSES and WORKER_PROCESSES are both 0: nothing to run')
+  const metricsPort = env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1, 65535 - Math.max(0, apiProcesses - 1)) : undefined
+  if (metricsPort !== undefined && port !== 0 && metricsPort <= port && port < metricsPort + Math.max(1, apiProcesses)) {
+    throw new ConfigError(`METRICS_PORT ${metricsPort} to ${metricsPort + Math.max(1, apiProcesses) - 1} (one per API process) would include PORT ${port}: choose another METRICS_PORT`)
+  }
   return {
     port,
     reusePort: bool(env, 'REUSE_PORT', false),
+    apiProcesses,
+    workerProcesses,
+    metricsPort,
+    workerNice: int(env, 'WORKER_NICE', 0, 0, 19),
     databaseUrl,
     databaseDirectUrl: env.DATABASE_DIRECT_URL ? postgresUrl(env, 'DATABASE_DIRECT_URL', databaseUrl) : databaseUrl,
     databaseReadUrl: replicaUrl(env, 'DATABASE_READ_URL'),

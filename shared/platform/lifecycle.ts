@@ -12,6 +12,24 @@ export function exitWithStartupError(error: unknown): never {
   process.exit(1)
 }
 
+/** The start-up line for a PORT another process holds (the API, and the supervisor's check before it starts any). */
+export function portInUseMessage(port: number, shared: boolean): string {
+  return shared
+    ? `port ${port} is already in use by a process that does not share it (SO_REUSEPORT): stop it or choose another PORT`
+    : `port ${port} is already in use (another instance of this service, or another program): stop it, choose another PORT, or set REUSE_PORT=1 to share the port with other instances on purpose`
+}
+
+/**
+ * Tells the supervisor (main.ts) over its IPC channel that this process serves; without one (run
+ * on its own, in a container) nothing happens. A process that exits before saying so failed to
+ * start, which the supervisor does not retry.
+ */
+export function reportReady(): void {
+  process.send?.({ type: 'ready' })
+  // The supervisor is gone (even SIGKILLed): drain and exit rather than serve unsupervised.
+  process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'))
+}
+
 let crashed: string | undefined
 /**
  * Why this process is going down after a crash (undefined while healthy): `/readyz` answers 503

@@ -1,11 +1,11 @@
 /**
  * An operation's price-range total read from catalogue_price_counts (migration 0019,
- * db/queries/catalogue.ts priceRangeCount) must equal counting the rows, for any range, including
+ * db/queries/catalogue/counts.ts priceRangeCount) must equal counting the rows, for any range, including
  * prices on and next to bucket edges, and after inserts, price and operation changes and deletes.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import postgres from 'postgres'
-import { catalogueListSql, listCatalogue, listCatalogueIds, listCatalogueRows } from '../../db/queries/catalogue'
+import { catalogueListSql, queryCataloguePage, listCatalogueIds, listCatalogueRows } from '../../db/queries/catalogue/list'
 import { catalogueQueryOf } from '../../shared/listings/catalogue-filters'
 
 const sql = postgres(process.env.DATABASE_URL!, { max: 2, onnotice: () => {} })
@@ -66,7 +66,7 @@ async function checkRanges(rounds: number) {
     )
     const want = { count: rows.length, ids: rows.slice(page.offset, page.offset + page.limit).map((row) => row.id) }
     const label = JSON.stringify({ ...params, ...page })
-    expect((await listCatalogue(sql, query)).count, label).toBe(want.count)
+    expect((await queryCataloguePage(sql, query)).count, label).toBe(want.count)
     const ids = await listCatalogueIds(sql, query)
     expect({ count: ids.count, ids: ids.ids }, label).toEqual(want)
     const docs = await listCatalogueRows(sql, query)
@@ -143,7 +143,7 @@ test('large prices, one unit in the last place either side of a bucket edge, bou
         `select property_id as id from catalogue_entries where business_id = $1 and ${column} >= $2 and ${column} <= $3 order by updated_at desc, property_id desc`,
         [other, params.min_price ?? -1e308, params.max_price ?? 1e308],
       )
-      expect((await listCatalogue(sql, query)).count, JSON.stringify(params)).toBe(rows.length)
+      expect((await queryCataloguePage(sql, query)).count, JSON.stringify(params)).toBe(rows.length)
       // The page too: its bounds are stored prices, so an inclusive edge decides what it holds.
       expect((await listCatalogueIds(sql, query)).ids, JSON.stringify(params)).toEqual(rows.slice(0, 100).map((row) => row.id))
     }
