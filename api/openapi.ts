@@ -204,50 +204,63 @@ export function buildOpenApiDocument(app: AnyElysia, version = CONTRACT_VERSION,
   }
   for (const [path, item] of Object.entries<Json>(doc.paths)) {
     for (const op of Object.values<Json>(item)) {
-      if (!path.startsWith('/v1/')) {
-        op.security = []
-        for (const response of Object.values<Json>(op.responses ?? {})) {
-          if (response.description?.startsWith('Response for status')) response.description = describeStatus(response.description)
-        }
-        continue
-      }
-      const spec = operationsById.get(op.operationId)
-      if (spec?.method === 'OPTIONS') {
-        preflightResponses(op)
-        continue
-      }
-      const idempotent = spec?.idempotent ?? false
-      op.security = SECURITY()
-      op.parameters = headerParameters(op.parameters ?? [], idempotent)
-      if (op.parameters.length === 0) delete op.parameters
-      op.responses ??= {}
-      if (spec?.browser) browserResponses(op)
-      // A route documents its own specific problems (e.g. the ingest's 500) with
-      // `detail['x-problem-responses']`: {status: {description, example}}.
-      const specific = op['x-problem-responses'] as Record<string, { description: string; example: unknown }> | undefined
-      delete op['x-problem-responses']
-      for (const [status, r] of Object.entries(specific ?? {})) {
-        op.responses[status] = { description: r.description, content: { 'application/problem+json': { example: r.example } } }
-      }
-      for (const [status, response] of Object.entries(errorResponses)) {
-        op.responses[status] ??= JSON.parse(JSON.stringify(response))
-        const content = op.responses[status].content?.['application/problem+json']
-        if (content) content.schema = { $ref: status === '422' ? '#/components/schemas/ValidationProblem' : '#/components/schemas/Problem' }
-      }
-      if (op.requestBody?.content) {
-        // JSON bodies (api-spec §9); the operations pages call also take form bodies, read by the same schema (contract §16.3).
-        const json = op.requestBody.content['application/json']
-        op.requestBody.content = json ? { 'application/json': json, ...(spec?.browser ? { 'application/x-www-form-urlencoded': { schema: json.schema } } : {}) } : op.requestBody.content
-        if (spec?.browser) op.requestBody.description = FORM_DESCRIPTION
-      }
-      for (const [status, response] of Object.entries<Json>(op.responses)) {
-        if (response.description?.startsWith('Response for status')) response.description = describeStatus(response.description)
-        response.headers = { ...COMMON_HEADERS, ...response.headers, ...(spec?.browser ? { ...CORS_HEADERS, ...RATE_LIMIT_HEADERS } : {}) }
-        if (idempotent && REPLAYABLE.test(status)) response.headers['Idempotent-Replayed'] = REPLAYED_HEADER
-      }
+      if (path.startsWith('/v1/')) documentOperation(op)
+      else documentKeylessOperation(op)
     }
   }
   return withComponents(collapseCoercions(doc))
+}
+
+/** A route outside /v1 (probes, metrics, feeds): no key, and its statuses described. */
+function documentKeylessOperation(op: Json): void {
+  op.security = []
+  for (const response of Object.values<Json>(op.responses ?? {})) {
+    if (response.description?.startsWith('Response for status')) response.description = describeStatus(response.description)
+  }
+}
+
+/** A /v1 operation as the operations table says: its key, headers, problem answers, body types and answer headers. */
+function documentOperation(op: Json): void {
+  const spec = operationsById.get(op.operationId)
+  if (spec?.method === 'OPTIONS') {
+    preflightResponses(op)
+    return
+  }
+  const idempotent = spec?.idempotent ?? false
+  op.security = SECURITY()
+  op.parameters = headerParameters(op.parameters ?? [], idempotent)
+  if (op.parameters.length === 0) delete op.parameters
+  op.responses ??= {}
+  if (spec?.browser) browserResponses(op)
+  problemResponses(op)
+  if (op.requestBody?.content) {
+    // JSON bodies (api-spec §9); the operations pages call also take form bodies, read by the same schema (contract §16.3).
+    const json = op.requestBody.content['application/json']
+    op.requestBody.content = json ? { 'application/json': json, ...(spec?.browser ? { 'application/x-www-form-urlencoded': { schema: json.schema } } : {}) } : op.requestBody.content
+    if (spec?.browser) op.requestBody.description = FORM_DESCRIPTION
+  }
+  for (const [status, response] of Object.entries<Json>(op.responses)) {
+    if (response.description?.startsWith('Response for status')) response.description = describeStatus(response.description)
+    response.headers = { ...COMMON_HEADERS, ...response.headers, ...(spec?.browser ? { ...CORS_HEADERS, ...RATE_LIMIT_HEADERS } : {}) }
+    if (idempotent && REPLAYABLE.test(status)) response.headers['Idempotent-Replayed'] = REPLAYED_HEADER
+  }
+}
+
+/**
+ * The problem+json answers: the route's own (`detail['x-problem-responses']`: {status:
+ * {description, example}}, e.g. the ingest's 500), then every common error status it lacks.
+ */
+function problemResponses(op: Json): void {
+  const specific = op['x-problem-responses'] as Record<string, { description: string; example: unknown }> | undefined
+  delete op['x-problem-responses']
+  for (const [status, r] of Object.entries(specific ?? {})) {
+    op.responses[status] = { description: r.description, content: { 'application/problem+json': { example: r.example } } }
+  }
+  for (const [status, response] of Object.entries(errorResponses)) {
+    op.responses[status] ??= JSON.parse(JSON.stringify(response))
+    const content = op.responses[status].content?.['application/problem+json']
+    if (content) content.schema = { $ref: status === '422' ? '#/components/schemas/ValidationProblem' : '#/components/schemas/Problem' }
+  }
 }
 
 /**

@@ -111,12 +111,7 @@ async function signingSecretsOrDisable(deps: Deps, endpoint: queries.WebhookEndp
 }
 
 /** What one POST of an event got: the status (null when no answer came) and why it failed (null on success). */
-interface Sent {
-  statusCode: number | null
-  error: string | null
-  latencyMs: number
-  attemptedAt: Date
-}
+type Sent = Pick<queries.AttemptOutcome, 'statusCode' | 'error' | 'latencyMs' | 'attemptedAt'>
 
 /** A Standard Webhooks POST of the event through the SSRF-safe fetch; never throws. */
 async function postEvent(endpoint: queries.WebhookEndpointRow, secrets: string[], event: EventRecord, cfg: Deps['config']['webhooks'], resolve?: ResolveHost): Promise<Sent> {
