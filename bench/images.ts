@@ -184,9 +184,10 @@ const aloneSeconds = (performance.now() - aloneStart) / 1000
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`
 const pipelineRate = COUNT / pipelineSeconds
 const aloneRate = COUNT / aloneSeconds
+const uploadSeconds = ((uploadedAt - started) / 1000).toFixed(1)
 console.log(`
 images bench (${COUNT} × 12 MP JPEG, IMAGE_THREADS=${config.imageThreads}, ${navigator.hardwareConcurrency} cores)
-  pipeline (upload → complete → watermark → ready): ${pipelineSeconds.toFixed(1)} s, ${pipelineRate.toFixed(2)} images/s (uploads took ${((uploadedAt - started) / 1000).toFixed(1)} s)
+  pipeline (upload → complete → watermark → ready): ${pipelineSeconds.toFixed(1)} s, ${pipelineRate.toFixed(2)} images/s (uploads took ${uploadSeconds} s)
   sharp alone, same transform and files:            ${aloneSeconds.toFixed(1)} s, ${aloneRate.toFixed(2)} images/s
   ratio pipeline / sharp alone:                     ${(pipelineRate / aloneRate).toFixed(2)}  (goal ≥ 0.80)
   peak RSS of the service process (API + workers):  ${mb(peakRss)} (at start: ${mb(rssBefore)}; goal ≤ 512 MB)`)

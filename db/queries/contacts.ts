@@ -70,8 +70,8 @@ async function writeOrDuplicate(db: Db, businessId: number, columns: ContactColu
 
 /** The value behind the violated constraint (the write set it, so it is there). */
 function heldBy(columns: ContactColumns, onPhone: boolean): { phone: string } | { email: string } | null {
-  if (onPhone) return columns.phone ? { phone: columns.phone } : null
-  return columns.email ? { email: columns.email } : null
+  if (onPhone) return typeof columns.phone === 'string' ? { phone: columns.phone } : null
+  return typeof columns.email === 'string' ? { email: columns.email } : null
 }
 
 async function findDuplicateId(db: Db, businessId: number, by: { phone: string } | { email: string }): Promise<number | null> {

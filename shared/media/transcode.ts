@@ -85,7 +85,8 @@ async function runTool(cmd: string[], timeoutMs: number, options: { stdout?: boo
 export class ToolError extends Error {
   override name = 'ToolError'
   constructor(readonly tool: string, readonly result: Pick<RunResult, 'code' | 'signal' | 'timedOut' | 'stderr'>) {
-    super(`${tool} ${result.timedOut ? 'timed out' : result.signal ? `was killed (${result.signal})` : `exited with ${result.code}`}: ${result.stderr.trim().split('\n').slice(-3).join(' | ')}`)
+    const how = result.timedOut ? 'timed out' : result.signal ? `was killed (${result.signal})` : `exited with ${result.code}`
+    super(`${tool} ${how}: ${result.stderr.trim().split('\n').slice(-3).join(' | ')}`)
   }
 }
 
@@ -157,10 +158,8 @@ export function transcodeArgs(input: string, outDir: string, probe: Pick<ProbeRe
   const audio = probe.audioStream === null ? ['-an'] : ['-map', `0:${probe.audioStream}`, '-c:a', 'aac', '-b:a', '128k', '-ac', '2']
   // A container that does not say how long it is: stop just past the limit (checked after).
   const cap = probe.durationS === null ? ['-t', String(MAX_DURATION_S + 1)] : []
-  const tee = [
-    `[f=mp4:movflags=+faststart]${outDir}/${RENDITION.mp4}`,
-    `[f=hls:hls_time=${HLS_SEGMENT_S}:hls_playlist_type=vod:hls_segment_type=mpegts:hls_segment_filename=${outDir}/${RENDITION.segmentPattern}]${outDir}/${RENDITION.playlist}`,
-  ].join('|')
+  const hls = ['f=hls', `hls_time=${HLS_SEGMENT_S}`, 'hls_playlist_type=vod', 'hls_segment_type=mpegts', `hls_segment_filename=${outDir}/${RENDITION.segmentPattern}`]
+  const tee = [`[f=mp4:movflags=+faststart]${outDir}/${RENDITION.mp4}`, `[${hls.join(':')}]${outDir}/${RENDITION.playlist}`].join('|')
   return [
     'ffmpeg', '-nostdin', '-hide_banner', '-v', 'error', '-y',
     ...SAFE_INPUT, '-i', input,

@@ -2,8 +2,9 @@
  * The postgres.js defects patched in patches/postgres@3.4.9.patch, each reproduced against the
  * real PostgreSQL. Without the patch the buffered-write test ends in CONNECT_TIMEOUT, the
  * terminated-backend and gone-socket tests fail (a query left unsettled, a TypeError thrown from
- * a timer), and the server-error test's next query fails with the old connection's 57P01. The destroyed-socket test passes either way: it pins down behaviour the patch must
- * keep (a socket destroyed before its close event fails its query, and nothing is thrown).
+ * a timer), and the server-error test's next query fails with the old connection's 57P01. The
+ * destroyed-socket test passes either way: it pins down behaviour the patch must keep (a socket
+ * destroyed before its close event fails its query, and nothing is thrown).
  */
 import { afterAll, describe, expect, test } from 'bun:test'
 import net from 'node:net'

@@ -15,7 +15,10 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import type { Config } from '../config'
 import { assertKey, assertPrefix, type Area, type ObjectInfo, type PresignPutOptions, type PresignedPut, type Storage } from './interface'
 
-/** Deletes in flight at once when a prefix goes (one request per object: DeleteObjects needs Content-MD5, which some stores want and the SDK no longer sends). */
+/**
+ * Deletes in flight at once when a prefix goes (one request per object: DeleteObjects needs
+ * Content-MD5, which some stores want and the SDK no longer sends).
+ */
 const DELETE_CONCURRENCY = 16
 
 const isNotFound = (error: unknown) => {
