@@ -1,6 +1,6 @@
 /**
- * `bun run test:faults [--ingests N] [--only a,b,c,d,e,f,g,h,i,j,k,l,m,n,s] [--keep]`: the fault harness
- * (scenarios i to m start their own topologies: PgBouncer, a PostgreSQL standby, Redis Sentinel;
+ * `bun run test:faults [--ingests N] [--only a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,s] [--keep]`: the fault harness
+ * (scenarios i to m and o start their own topologies: PgBouncer, a PostgreSQL standby, Redis Sentinel;
  * n: Redis down under publishable-key traffic; s: `bun run start`'s supervisor soaked under
  * mixed load with a child SIGKILLed at intervals, SOAK_MINUTES=10 for the long run).
  * Starts a private PostgreSQL and Redis, 2 API and 3 worker processes on loopback, runs the
@@ -14,7 +14,7 @@ import { printResult, type ScenarioResult, type Target } from './load'
 import { scenarioIdempotency, scenarioPostgresOutage, scenarioRedisOutage, scenarioSigterm, scenarioWorkerKill, type HarnessContext } from './scenarios'
 import { scenarioPgBouncerMixed, scenarioPgBouncerPoolBound } from './pgbouncer'
 import { scenarioEventsPostgresRestart, scenarioReceiverDown, scenarioWebhookWorkerKill } from './webhooks'
-import { scenarioPrimaryFailover, scenarioReadYourWrites } from './pgha'
+import { scenarioPrimaryFailover, scenarioPrimaryFailoverThroughPoolers, scenarioReadYourWrites } from './pgha'
 import { scenarioSentinelFailover } from './sentinel'
 import { scenarioRedisDownPublishable } from './forms'
 import { scenarioSoak } from './soak'
@@ -29,7 +29,7 @@ if (!Number.isInteger(ingests) || ingests < 100) {
   console.error('--ingests must be an integer ≥ 100')
   process.exit(2)
 }
-const only = new Set((flag('only') ?? 'a,b,c,d,e,f,g,h,i,j,k,l,m,n,s').split(',').map((x) => x.trim()))
+const only = new Set((flag('only') ?? 'a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,s').split(',').map((x) => x.trim()))
 /** Scenario h's bound: a receiver failing this long gets its endpoint disabled (WEBHOOK_DISABLE_AFTER_MS). */
 const WEBHOOK_DISABLE_AFTER_MS = 8000
 const keep = args.includes('--keep')
@@ -101,6 +101,7 @@ try {
     ['i', (h) => scenarioPgBouncerMixed(h.progress)],
     ['m', (h) => scenarioPgBouncerPoolBound(h.progress, Math.min(h.ingests, 4000))],
     ['j', scenarioPrimaryFailover],
+    ['o', scenarioPrimaryFailoverThroughPoolers],
     ['k', scenarioReadYourWrites],
     // Its own topology (Redis with Sentinel), started and stopped by the scenario.
     ['l', (h) => scenarioSentinelFailover(h.progress, keep)],
