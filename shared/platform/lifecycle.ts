@@ -3,7 +3,7 @@
  * shutdown on SIGTERM/SIGINT (contract §7) or on a crash (an unhandled rejection or uncaught
  * exception), after which the supervisor restarts the process.
  */
-import type { Logger } from './logger'
+import { flushPending, type Logger } from './logger'
 
 export function exitWithStartupError(error: unknown): never {
   const e = error as Error
@@ -25,6 +25,8 @@ export function portInUseMessage(port: number, shared: boolean): string {
  * start, which the supervisor does not retry.
  */
 export function reportReady(): void {
+  // Its start-up lines ("api listening") come before the supervisor's "process ready".
+  flushPending()
   process.send?.({ type: 'ready' })
   // The supervisor is gone (even SIGKILLed): drain and exit rather than serve unsupervised.
   process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'))

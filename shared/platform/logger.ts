@@ -21,7 +21,8 @@ export interface Logger {
  */
 let pending = ''
 let flushScheduled = false
-function flushPending(): void {
+/** Writes the pending lines now (before telling another process something they announce). */
+export function flushPending(): void {
   flushScheduled = false
   if (!pending) return
   const text = pending

@@ -99,6 +99,7 @@ export class Supervisor {
       ipc: (message) => {
         if ((message as { type?: string })?.type !== 'ready' || child.ready) return
         child.ready = true
+        this.options.logger.info('process ready', { group: spec.group, index: spec.index, pid: proc.pid })
         if (this.children.every((c) => c.ready)) this.started.resolve()
       },
     })

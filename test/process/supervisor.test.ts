@@ -97,8 +97,8 @@ describe('bun run start (main.ts): the supervisor', () => {
       const statuses: (number | string)[] = []
       await eventually(async () => {
         statuses.push(await readyz(s.base))
-        return s.lines.filter((l) => l.msg === 'api listening').length === 3
-      }, { timeoutMs: 20_000, what: 'the restarted API to listen' })
+        return s.lines.some((l) => l.msg === 'process ready' && l.group === 'api' && l.pid !== victim && !apis.some((a) => a.pid === l.pid))
+      }, { timeoutMs: 20_000, what: 'the restarted API to listen', get detail() { return s.lines.filter((l) => l.process === 'supervisor' || l.msg === 'api listening').map((l) => JSON.stringify(l)).join('\n') } })
       for (let i = 0; i < 20; i++) statuses.push(await readyz(s.base))
       expect(statuses.filter((x) => x !== 200)).toEqual([])
       const restart = s.lines.find((l) => l.msg === 'process exited; restarting')
