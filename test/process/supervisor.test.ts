@@ -82,6 +82,23 @@ async function supervise(env: Record<string, string>): Promise<Supervised> {
   return supervised
 }
 
+/** `count` free ports in a row (METRICS_PORT + i per API process). */
+async function consecutiveFreePorts(count: number): Promise<number> {
+  for (;;) {
+    const first = await freePort()
+    if (first + count > 65535) continue
+    const servers: { stop(closeActive?: boolean): void }[] = []
+    try {
+      for (let i = 0; i < count; i++) servers.push(Bun.listen({ hostname: '0.0.0.0', port: first + i, socket: { data() {} } }))
+      return first
+    } catch {
+      // One of the next ports is taken: try another start.
+    } finally {
+      for (const server of servers) server.stop(true)
+    }
+  }
+}
+
 const readyz = (base: string) => fetch(`${base}/readyz`, { headers: { connection: 'close' } }).then((r) => r.status, (e) => String(e))
 
 describe('bun run start (main.ts): the supervisor', () => {
@@ -174,6 +191,26 @@ describe('bun run start (main.ts): the supervisor', () => {
       s.proc.kill('SIGKILL')
       await queue.close()
       connection.disconnect()
+    }
+  }, 60_000)
+
+  test('METRICS_PORT: API process i answers /metrics, /healthz and /readyz on METRICS_PORT + i, its own counters, nothing else', async () => {
+    const base = await consecutiveFreePorts(2)
+    const s = await supervise({ API_PROCESSES: '2', WORKER_PROCESSES: '0', METRICS_PORT: String(base) })
+    try {
+      const listening = s.lines.filter((l) => l.msg === 'api listening').map((l) => l.metrics_port).sort()
+      expect(listening).toEqual([base, base + 1])
+      for (let i = 0; i < 3; i++) expect((await fetch(`http://127.0.0.1:${base}/healthz`)).status).toBe(200)
+      const healthzCount = (text: string) => Number(/http_requests_total\{method="GET",route="\/healthz",status="200"\} (\d+)/.exec(text)?.[1] ?? 0)
+      const [first, second] = await Promise.all([base, base + 1].map((p) => fetch(`http://127.0.0.1:${p}/metrics`).then((r) => r.text())))
+      expect(healthzCount(first)).toBe(3)
+      expect(healthzCount(second)).toBe(0)
+      const other = await fetch(`http://127.0.0.1:${base + 1}/v1/me`)
+      expect(other.status).toBe(404)
+      expect(other.headers.get('content-type')).toBe('application/problem+json')
+      expect(await s.stop()).toBe(0)
+    } finally {
+      s.proc.kill('SIGKILL')
     }
   }, 60_000)
 
