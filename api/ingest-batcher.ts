@@ -141,7 +141,8 @@ export class IngestBatcher {
       batch.settle('stored')
     } catch (error) {
       // Neither Redis nor PostgreSQL took it: the requests fail (503/500), nothing was accepted.
-      this.options.logger.error('lead-ingest fallback insert failed', { leads: leads.length, error: error instanceof Error ? error.message : String(error) })
+      // The cause is the driver's error (code, severity, message) under drizzle's "Failed query".
+      this.options.logger.error('lead-ingest fallback insert failed', { leads: leads.length, error: error instanceof Error ? error.message : String(error), cause: (error as Error)?.cause })
       batch.fail(error)
     }
   }

@@ -6,11 +6,14 @@
 import { drizzle } from 'drizzle-orm/postgres-js'
 import { migrate } from 'drizzle-orm/postgres-js/migrator'
 import postgres from 'postgres'
-import { readFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parseConnectionUrl, withDatabase } from './connection-url'
 
 const MIGRATIONS = fileURLToPath(new URL('./migrations', import.meta.url))
+/** SQL that evolves (functions, triggers): one current definition per file, re-applied when it changes. */
+export const REPEATABLE = fileURLToPath(new URL('./functions', import.meta.url))
 
 export async function ensureDatabase(url: string): Promise<void> {
   const name = parseConnectionUrl(url).database
@@ -44,6 +47,7 @@ export async function migrateDatabase(url: string): Promise<void> {
       const before = await lastAppliedMigration(sql)
       await migrate(drizzle(sql), { migrationsFolder: MIGRATIONS })
       await afterMigrations(sql, before)
+      await applyRepeatable(sql)
     } finally {
       await sql`select pg_advisory_unlock(727001)`
     }
@@ -80,5 +84,36 @@ async function afterMigrations(sql: postgres.Sql, before: number): Promise<void>
   for (const entry of journal.entries) {
     if (entry.when <= before) continue
     for (const statement of AFTER_MIGRATION[entry.tag] ?? []) await sql.unsafe(statement)
+  }
+}
+
+/** The files of REPEATABLE in the order they are applied, each with its text and checksum. */
+export function repeatableFiles(): { name: string; text: string; checksum: string }[] {
+  return readdirSync(REPEATABLE)
+    .filter((name) => name.endsWith('.sql'))
+    .sort()
+    .map((name) => {
+      const text = readFileSync(`${REPEATABLE}/${name}`, 'utf8')
+      return { name, text, checksum: createHash('sha256').update(text).digest('hex') }
+    })
+}
+
+/**
+ * Flyway's repeatable migrations: after the versioned ones, each file of db/functions whose
+ * checksum differs from the one recorded when it was last applied is run again, whole, in its own
+ * transaction with the new checksum recorded. Its statements are CREATE OR REPLACE, so running
+ * one again is harmless, and the database holds what the files say without a chain of migrations
+ * to read.
+ */
+async function applyRepeatable(sql: postgres.Sql): Promise<void> {
+  await sql`create table if not exists drizzle.repeatable_sql (name text primary key, checksum text not null, applied_at timestamptz not null default now())`
+  const applied = new Map((await sql<{ name: string; checksum: string }[]>`select name, checksum from drizzle.repeatable_sql`).map((r) => [r.name, r.checksum]))
+  for (const file of repeatableFiles()) {
+    if (applied.get(file.name) === file.checksum) continue
+    await sql.begin(async (tx) => {
+      await tx.unsafe(file.text).simple()
+      await tx`insert into drizzle.repeatable_sql (name, checksum) values (${file.name}, ${file.checksum})
+        on conflict (name) do update set checksum = excluded.checksum, applied_at = now()`
+    })
   }
 }

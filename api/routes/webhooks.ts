@@ -4,17 +4,31 @@
  */
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
+import type { Config } from '../../shared/platform/config'
 import { authPlugin } from '../plugins/auth'
 import { CreatedResponse, idParam, pathIdsToNumbers } from '../../shared/platform/schemas'
 import {
-  createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, listWebhookAttempts, listWebhookEndpoints, rotateWebhookSecret, updateWebhookEndpoint,
+  createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, listWebhookAttempts, listWebhookEndpoints, ROTATION_OVERLAP_MS, rotateWebhookSecret, updateWebhookEndpoint,
 } from '../../shared/webhooks/operations'
 import {
-  RotatedSecretResponse, WebhookAttemptListQuery, WebhookAttemptListResponse, WebhookEndpointCreatedResponse, WebhookEndpointCreateRequest,
+  MAX_ENDPOINTS_PER_BUSINESS, RotatedSecretResponse, WebhookAttemptListQuery, WebhookAttemptListResponse, WebhookEndpointCreatedResponse, WebhookEndpointCreateRequest,
   WebhookEndpointListResponse, WebhookEndpointResponse, WebhookEndpointUpdatedResponse, WebhookEndpointUpdateRequest,
 } from '../../shared/webhooks/schemas'
 
-const DELIVERY = 'Each event is POSTed as the Event object of `GET /events`, signed as the Standard Webhooks specification says: `webhook-id` (the event id, the same on every retry), `webhook-timestamp` (unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the base64-decoded part of the secret after `whsec_`). A 2xx within 10 s is a success; otherwise retries back off exponentially for 3 days; a `410 Gone` disables the endpoint at once, and so does failing continuously for 3 days (`disabled_reason` says which). Redirects are not followed. Order is not guaranteed: `sequence` is the order.'
+/** A configured duration as the docs write it: `10 s`, `30 min`, `24 h`, `3 days`. */
+function spoken(ms: number): string {
+  const [day, hour, minute] = [24 * 3600_000, 3600_000, 60_000]
+  if (ms % day === 0 && ms >= 2 * day) return `${ms / day} days`
+  if (ms % hour === 0) return `${ms / hour} h`
+  if (ms % minute === 0) return `${ms / minute} min`
+  return `${ms / 1000} s`
+}
+
+/** How deliveries behave, as this deployment is configured (WEBHOOK_TIMEOUT_MS, WEBHOOK_DISABLE_AFTER_MS). */
+const deliveryTerms = ({ timeoutMs, disableAfterMs }: Config['webhooks']) =>
+  'Each event is POSTed as the Event object of `GET /events`, signed as the Standard Webhooks specification says: `webhook-id` (the event id, the same on every retry), `webhook-timestamp` (unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the base64-decoded part of the secret after `whsec_`). ' +
+  `A 2xx within ${spoken(timeoutMs)} is a success; otherwise retries back off exponentially for ${spoken(disableAfterMs)}; a \`410 Gone\` disables the endpoint at once, and so does failing continuously for ${spoken(disableAfterMs)} (\`disabled_reason\` says which). ` +
+  'Redirects are not followed. Order is not guaranteed: `sequence` is the order.'
 
 export const webhookRoutes = (deps: AppDeps) =>
   new Elysia({ name: 'routes.webhooks', prefix: '/v1', detail: { tags: ['Webhooks'] } })
@@ -31,7 +45,7 @@ export const webhookRoutes = (deps: AppDeps) =>
         response: { 201: WebhookEndpointCreatedResponse },
         detail: {
           summary: 'Create a webhook endpoint',
-          description: `Subscribes the URL to the event types of \`enabled_events\`. The answer is the only place the signing \`secret\` is shown. At most 16 endpoints per business (409). Not idempotent by \`Idempotency-Key\`: the answer carries the secret, which would have to be stored to be replayed. ${DELIVERY}`,
+          description: `Subscribes the URL to the event types of \`enabled_events\`. The answer is the only place the signing \`secret\` is shown. At most ${MAX_ENDPOINTS_PER_BUSINESS} endpoints per business (409). Not idempotent by \`Idempotency-Key\`: the answer carries the secret, which would have to be stored to be replayed. ${deliveryTerms(deps.config.webhooks)}`,
         },
       },
     )
@@ -107,6 +121,6 @@ export const webhookRoutes = (deps: AppDeps) =>
         transform: pathIdsToNumbers,
         params: idParam('endpoint_id'),
         response: { 200: RotatedSecretResponse },
-        detail: { summary: 'Rotate the signing secret', description: 'Returns the new secret (shown only here). For 24 h every delivery carries two signatures, one with each secret, so the receiver can switch without losing a delivery.' },
+        detail: { summary: 'Rotate the signing secret', description: `Returns the new secret (shown only here). For ${spoken(ROTATION_OVERLAP_MS)} every delivery carries two signatures, one with each secret, so the receiver can switch without losing a delivery.` },
       },
     )

@@ -85,7 +85,7 @@ export interface paths {
         };
         /**
          * List the public catalogue
-         * @description Published properties of the business, filtered with AND, most recently updated first unless `sort` is given; ties break on id descending. With `q` and no `sort`, by relevance, ties by `updated_at` then id, descending. `count` is the total across pages.
+         * @description Published properties of the business, filtered with AND, most recently updated first unless `sort` is given; ties break on id descending. With `q` and no `sort`, the 1,000 most recently updated matches by relevance, ties by `updated_at` then id, descending; with `q` and `sort`, the first 1,000 matches in that order. `count` is the total across pages; with `q` it is exact up to 1,000, then 1,000 with `count_relation: "gte"`, and `offset + limit` may not pass 1,000 (422 on `offset`). Every answer carries `count_relation`.
          */
         get: operations["listProperties"];
         put?: never;
@@ -1962,7 +1962,10 @@ export interface components {
             /** @constant */
             status: "ok";
             data: components["schemas"]["Property"][];
+            /** @description Matches across pages. With `q`, exact up to 1,000; past that it is 1,000 and `count_relation` is `gte`. */
             count: number;
+            /** @enum {string} */
+            count_relation: "eq" | "gte";
             limit: number;
             offset: number;
             filters: components["schemas"]["PropertyListFilters"];

@@ -4,7 +4,7 @@
  * (business_id, lower(email)), never by a look-up before writing, so the rule holds across any
  * number of API and worker replicas.
  */
-import { and, count, eq, gte, isNotNull, sql as dsql, type SQL } from 'drizzle-orm'
+import { and, count, eq, getTableColumns, gte, isNotNull, sql as dsql, type SQL } from 'drizzle-orm'
 import { isUniqueViolation, type Db } from '../client'
 import { contacts, type ContactRow } from '../schema'
 
@@ -17,12 +17,30 @@ type ContactInsert = typeof contacts.$inferInsert
 export type ContactColumns = Partial<Omit<ContactInsert, 'id' | 'businessId' | 'createdAt' | 'updatedAt'>>
 
 /**
+ * The columns an ingested lead sets, in the order the insert lists them: the row type and every
+ * column list of `insertIngestContacts` are derived from this and the table.
+ */
+const INGEST_COLUMNS = ['businessId', 'type', 'name', 'phone', 'source', 'operation', 'propertyTypes', 'rating', 'urgency', 'budgetMax', 'minBedrooms', 'searchLocation', 'notes'] as const
+
+/**
  * One row of `insertIngestContacts`, every column explicit (the JSON keys the statement reads).
  * `receivedAt` (ISO 8601) becomes created_at and updated_at.
  */
-export type IngestContactRow = Required<
-  Pick<ContactInsert, 'businessId' | 'type' | 'name' | 'source' | 'operation' | 'propertyTypes' | 'rating' | 'urgency' | 'budgetMax' | 'minBedrooms' | 'searchLocation' | 'notes'>
-> & { phone: string; receivedAt: string }
+export type IngestContactRow = Required<Pick<ContactInsert, (typeof INGEST_COLUMNS)[number]>> & { phone: string; receivedAt: string }
+
+/**
+ * The statement's three lists, from the table's own column names and types: the columns written,
+ * the record's fields read, and the record's definition (`"budgetMax" double precision, …`).
+ */
+const ingestSql = (() => {
+  const table = getTableColumns(contacts)
+  const quoted = (key: string) => `"${key}"`
+  return {
+    columns: dsql.raw([...INGEST_COLUMNS.map((key) => table[key].name), 'created_at', 'updated_at'].join(', ')),
+    values: dsql.raw([...INGEST_COLUMNS.map((key) => `r.${quoted(key)}`), 'r."receivedAt"', 'r."receivedAt"'].join(', ')),
+    record: dsql.raw([...INGEST_COLUMNS.map((key) => `${quoted(key)} ${table[key].getSQLType()}`), '"receivedAt" timestamptz'].join(', ')),
+  }
+})()
 
 export type WriteResult = { id: number } | { duplicateOf: number } | null
 
@@ -40,12 +58,20 @@ async function writeOrDuplicate(db: Db, businessId: number, columns: ContactColu
     } catch (error) {
       const onPhone = isUniqueViolation(error, PHONE_UNIQUE)
       if (!onPhone && !isUniqueViolation(error, EMAIL_UNIQUE)) throw error
-      const existing = await findDuplicateId(db, businessId, onPhone ? { phone: columns.phone! } : { email: columns.email! })
+      const held = heldBy(columns, onPhone)
+      if (!held) throw error
+      const existing = await findDuplicateId(db, businessId, held)
       if (existing !== null) return { duplicateOf: existing }
       // The holder changed its phone/email (or was deleted) in between: the write may now succeed.
       if (attempt >= 2) throw error
     }
   }
+}
+
+/** The value behind the violated constraint (the write set it, so it is there). */
+function heldBy(columns: ContactColumns, onPhone: boolean): { phone: string } | { email: string } | null {
+  if (onPhone) return typeof columns.phone === 'string' ? { phone: columns.phone } : null
+  return typeof columns.email === 'string' ? { email: columns.email } : null
 }
 
 async function findDuplicateId(db: Db, businessId: number, by: { phone: string } | { email: string }): Promise<number | null> {
@@ -142,14 +168,9 @@ export async function listContacts(db: Db, q: ContactListQuery): Promise<{ rows:
 export async function insertIngestContacts(db: Db, rows: readonly IngestContactRow[]): Promise<{ id: number; businessId: number; phone: string }[]> {
   if (rows.length === 0) return []
   const inserted = await db.execute<{ id: number; business_id: number; phone: string }>(dsql`
-    insert into contacts (business_id, type, name, phone, source, operation, property_types, rating, urgency,
-                          budget_max, min_bedrooms, search_location, notes, created_at, updated_at)
-    select r."businessId", r.type, r.name, r.phone, r.source, r.operation, r."propertyTypes", r.rating, r.urgency,
-           r."budgetMax", r."minBedrooms", r."searchLocation", r.notes, r."receivedAt", r."receivedAt"
-    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(
-      "businessId" int, type text, name text, phone text, source text, operation text, "propertyTypes" text[],
-      rating smallint, urgency text, "budgetMax" float8, "minBedrooms" int, "searchLocation" jsonb, notes text,
-      "receivedAt" timestamptz)
+    insert into contacts (${ingestSql.columns})
+    select ${ingestSql.values}
+    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(${ingestSql.record})
     join businesses b on b.id = r."businessId"
     order by r."businessId", r.phone
     on conflict (business_id, phone) where phone is not null do nothing

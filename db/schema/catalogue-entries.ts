@@ -128,7 +128,7 @@ export const catalogueCounts = pgTable('catalogue_counts', {
  * operation's width (10,000 / 50 / 5,000) and floored. Kept by the triggers of catalogue_entries
  * in the same statement. The total of an operation's price range is the sum of the buckets wholly
  * inside it plus the listings of the partial buckets at its two edges, counted from the index
- * (db/queries/catalogue.ts), instead of every index entry of the range.
+ * (db/queries/catalogue/counts.ts), instead of every index entry of the range.
  */
 export const cataloguePriceCounts = pgTable(
   'catalogue_price_counts',

@@ -5,6 +5,7 @@
  * API's fallback insert the very same thing (operations.ts `storeIngestBatch`).
  */
 import type { Static } from '@sinclair/typebox'
+import type { IngestContactRow } from '../../db/queries/contacts'
 import { parseBudgetMax } from './budget'
 import { AppError } from '../platform/errors'
 import { searchLocationTooLarge } from './search-location'
@@ -13,6 +14,13 @@ import { INVALID_PHONE_MESSAGE, choosePrimaryPhone } from './phones'
 import type { RentalIngest } from './schemas'
 
 export type IngestLead = Static<typeof IngestLeadSchema>
+
+/**
+ * The queued payload is the inserted row: a field the schema has and the insert lacks (or the
+ * reverse) fails to compile, so neither can be dropped on the way to the database.
+ */
+type NoUnmatchedField<T extends never> = T
+type _PayloadIsInsertRow = NoUnmatchedField<Exclude<keyof IngestLead, keyof IngestContactRow> | Exclude<keyof IngestContactRow, keyof IngestLead>>
 
 /** Rule 2 of api-spec §4.11. */
 export const INGEST_DEFAULTS = {

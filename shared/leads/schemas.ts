@@ -7,6 +7,7 @@
 import { Type as T, type Static, type TSchema } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { MAX_ID, Nullable, Price, Timestamp, literalUnion } from '../platform/schemas'
+import { OPERATIONS } from '../listings/schemas'
 import { PROPERTY_TYPES } from '../listings/subtypes'
 import { INVALID_PHONE_MESSAGE } from './phones'
 import { invalidBudgetDetail } from './budget'
@@ -15,13 +16,12 @@ import { Event } from '../events/schemas'
 const strict = { additionalProperties: false }
 
 export const LEAD_TYPES = ['demandante', 'propietario'] as const
-export const LEAD_OPERATIONS = ['venta', 'alquiler', 'traspaso'] as const
 export const LEAD_URGENCIES = ['baja-urgencia', 'media-urgencia', 'alta-urgencia'] as const
 export const OUTREACH_OUTCOMES = ['queued', 'skipped', 'not_configured'] as const
 export type OutreachOutcome = (typeof OUTREACH_OUTCOMES)[number]
 
 const LeadTypeSchema = literalUnion(LEAD_TYPES, { title: 'LeadType', description: '`demandante` (seeks a property) or `propietario` (owns one).' })
-const LeadOperationSchema = literalUnion(LEAD_OPERATIONS, { title: 'LeadOperation' })
+const LeadOperationSchema = literalUnion(OPERATIONS, { title: 'LeadOperation' })
 const LeadUrgencySchema = literalUnion(LEAD_URGENCIES, { title: 'LeadUrgency' })
 const PropertyTypeItem = literalUnion(PROPERTY_TYPES, { title: 'PropertyType' })
 
@@ -260,7 +260,7 @@ export const InquiryContact = T.Object(
 export const InquiryLead = T.Object(
   {
     type: T.Optional(literalUnion(LEAD_TYPES, { description: 'Default `demandante`.' })),
-    operation: T.Optional(literalUnion(LEAD_OPERATIONS)),
+    operation: T.Optional(literalUnion(OPERATIONS)),
     property_types: T.Optional(T.Array(literalUnion(PROPERTY_TYPES), { uniqueItems: true, maxItems: PROPERTY_TYPES.length, description: 'Property type keys (api-spec §2.1).' })),
     rating: T.Optional(T.Integer({ minimum: 1, maximum: 5 })),
     urgency: T.Optional(literalUnion(LEAD_URGENCIES)),

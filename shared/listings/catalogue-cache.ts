@@ -16,7 +16,8 @@
  * seen costs nothing more than before: the generation is read only for a key that has a page.
  */
 import type { Sql } from '../../db/client'
-import { catalogueDocs, catalogueGeneration, listCatalogue as queryCataloguePage, listCatalogueIds, listCatalogueRows, type CatalogueListQuery } from '../../db/queries/catalogue'
+import { catalogueDocs, catalogueGeneration, queryCataloguePage, listCatalogueIds, listCatalogueRows } from '../../db/queries/catalogue/list'
+import { type CatalogueListQuery } from '../../db/queries/catalogue/statement'
 
 export interface CachedPage {
   count: number

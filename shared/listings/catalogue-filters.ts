@@ -4,10 +4,10 @@
  * `q` is searched and echoed exactly as received (contract §15).
  */
 import type { Static } from '@sinclair/typebox'
-import type { CatalogueListQuery, PriceColumn } from '../../db/queries/catalogue'
+import type { CatalogueListQuery, PriceColumn } from '../../db/queries/catalogue/statement'
+import { fieldError } from '../platform/errors'
 import { parseLocations, toSqlArea } from './geo'
-import { OPERATION_ORDER } from './property-view'
-import type { ListFilters, PropertyListQuery } from './schemas'
+import { OPERATIONS, type ListFilters, type PropertyListQuery } from './schemas'
 
 export type ListParams = Static<typeof PropertyListQuery>
 
@@ -20,28 +20,48 @@ export function priceColumnFor(operation: string | undefined): PriceColumn {
 /** Case-insensitive partial match against each operation name (`alq` → alquiler, `a` → all three). */
 export function matchOperations(operation: string): string[] {
   const needle = operation.toLowerCase()
-  return OPERATION_ORDER.filter((o) => o.includes(needle))
+  return OPERATIONS.filter((o) => o.includes(needle))
+}
+
+/**
+ * Contract §11: a search ranks, counts and pages at most this many matches; `count` past it is
+ * this number with `count_relation: "gte"`. Without `q` nothing is bounded (§15).
+ */
+export const SEARCH_BOUND = 1000
+
+/** `count` and its `count_relation` as answered: a search's count past its bound is the bound, "gte". */
+export function countAnswer(query: CatalogueListQuery, count: number): { count: number; relation: 'eq' | 'gte' } {
+  return query.search !== undefined && count > SEARCH_BOUND ? { count: SEARCH_BOUND, relation: 'gte' } : { count, relation: 'eq' }
 }
 
 export function catalogueQueryOf(businessId: number, p: ListParams): { query: CatalogueListQuery; filters: ListFilters } {
+  const limit = p.limit ?? 100
+  const offset = p.offset ?? 0
+  if (p.q !== undefined && offset + limit > SEARCH_BOUND) {
+    throw fieldError(['query', 'offset'], `with q, offset + limit may not pass ${SEARCH_BOUND.toLocaleString('en')}`)
+  }
   const areas = parseLocations(p.locations)
+  const operations = p.operation === undefined ? undefined : matchOperations(p.operation)
+  const priceColumn = priceColumnFor(p.operation)
   const query: CatalogueListQuery = {
     businessId,
-    limit: p.limit ?? 100,
-    offset: p.offset ?? 0,
+    limit,
+    offset,
     status: p.status,
-    operations: p.operation === undefined ? undefined : matchOperations(p.operation),
-    priceColumn: priceColumnFor(p.operation),
+    operations,
+    priceOperation: operations?.length === 1 && priceColumnFor(operations[0]) === priceColumn ? operations[0] : undefined,
+    priceColumn,
     rentalKind: p.rental_type,
     type: p.type,
     subtypeKey: p.subtype,
     cityLc: p.city?.toLowerCase(),
-    areas: areas && areas.length ? areas.map(toSqlArea) : undefined,
+    areas: areas?.length ? areas.map(toSqlArea) : undefined,
     minPrice: p.min_price,
     maxPrice: p.max_price,
     minBedrooms: p.min_bedrooms,
     isFeatured: p.is_featured,
     search: p.q,
+    searchBound: p.q === undefined ? undefined : SEARCH_BOUND,
     sort: p.sort,
   }
   const filters: ListFilters = {

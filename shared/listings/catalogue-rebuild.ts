@@ -10,13 +10,10 @@
  * bumped in the same transaction; a rebuild that changes nothing moves nothing.
  */
 import type { Db } from '../../db/client'
-import {
-  bumpCatalogueVersions, deleteCatalogueEntries, findPropertyForRebuild, lockCatalogueVersion, propertiesInSlice, readyImagesOf, upsertCatalogueEntries,
-  type CatalogueEntry, type PropertySlice,
-} from '../../db/queries/catalogue'
+import { bumpCatalogueVersions, deleteCatalogueEntries, findPropertyForRebuild, lockCatalogueVersion, propertiesInSlice, readyImagesOf, upsertCatalogueEntries, type CatalogueEntry, type PropertySlice, type ReadyImageRow } from '../../db/queries/catalogue/rebuild'
 import { readyVideosOf } from '../../db/queries/videos'
 import type { PropertyRow } from '../../db/schema'
-import { catalogueFilterColumns, toPublicProperty, type ReadyImage, type ReadyVideo } from './property-view'
+import { catalogueFilterColumns, toPublicProperty, type ReadyVideo } from './property-view'
 
 export type RebuildOutcome = 'upserted' | 'deleted'
 
@@ -27,15 +24,16 @@ export interface BatchRebuilt {
   deleted: number
 }
 
-export function catalogueEntryOf(row: PropertyRow, images: readonly ReadyImage[], videos: readonly ReadyVideo[] = []): CatalogueEntry {
+export function catalogueEntryOf(row: PropertyRow, images: readonly ReadyImageRow[], videos: readonly ReadyVideo[] = []): CatalogueEntry {
   return { propertyId: row.id, businessId: row.businessId, doc: toPublicProperty(row, images, videos), ...catalogueFilterColumns(row), updatedAt: row.updatedAt }
 }
 
 /**
- * Makes the catalogue row of one property match the source tables: upserted when published,
- * deleted otherwise (draft, unpublished or gone).
+ * Makes the catalogue row of one property match the source tables, in the caller's transaction
+ * (a write of the property or its media): upserted when published, deleted otherwise (draft,
+ * unpublished or gone). operations.ts rebuildCatalogueEntry runs it in a transaction of its own.
  */
-export async function rebuildCatalogueEntry(db: Db, propertyId: number): Promise<RebuildOutcome> {
+export async function syncCatalogueEntry(db: Db, propertyId: number): Promise<RebuildOutcome> {
   const row = await findPropertyForRebuild(db, propertyId)
   if (!row || row.publishedAt === null) {
     await bumpCatalogueVersions(db, await deleteCatalogueEntries(db, [propertyId]))
@@ -57,10 +55,10 @@ export async function removeCatalogueEntry(db: Db, propertyId: number): Promise<
 }
 
 /**
- * Rebuilds the next `batchSize` properties of the slice in id order, in one transaction of its
- * own; drops the catalogue rows of the unpublished ones.
+ * Makes the catalogue rows of the next `batchSize` properties of the slice (id order) match the
+ * source tables, in one transaction of its own; drops those of the unpublished ones.
  */
-export async function rebuildCatalogueBatch(db: Db, slice: PropertySlice): Promise<BatchRebuilt> {
+export async function syncCatalogueSlice(db: Db, slice: PropertySlice): Promise<BatchRebuilt> {
   return db.transaction(async (tx) => {
     const rows = await propertiesInSlice(tx, slice)
     if (rows.length === 0) return { lastId: null, upserted: 0, deleted: 0 }

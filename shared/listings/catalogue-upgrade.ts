@@ -8,7 +8,7 @@
  * its own and safe to repeat), which the catalogue-reindex workers then run in the background.
  * `bun run cli catalogue reindex` does the same at once, in the foreground.
  */
-import { advanceCatalogueDerivation, businessesWithCatalogueRows } from '../../db/queries/catalogue'
+import { advanceCatalogueDerivation, businessesWithCatalogueRows } from '../../db/queries/catalogue/rebuild'
 import type { Services } from '../platform/services'
 
 /**

@@ -6,13 +6,13 @@
  */
 import type { Static } from '@sinclair/typebox'
 import type { Db } from '../../db/client'
-import { getCatalogueDocText, type PropertySlice } from '../../db/queries/catalogue'
+import { getCatalogueDocText } from '../../db/queries/catalogue/list'
+import { analyzeCatalogue, analyzeCatalogueWhenDue, type PropertySlice } from '../../db/queries/catalogue/rebuild'
 import { readCataloguePage, type CataloguePageCache } from './catalogue-cache'
 import { countProperties, findProperty, insertProperty, isOwnerContact, setPublished, updatePropertyColumns } from '../../db/queries/properties'
 import type { PropertyRow } from '../../db/schema'
 import { requireBusiness } from '../access/accounts'
 import { AppError, notFound, type FieldError } from '../platform/errors'
-import { idempotent, type IdempotentResult } from '../platform/idempotency'
 import type { JobPayload } from '../platform/jobs'
 import type { CreatedResponse } from '../platform/schemas'
 import { readFor } from '../platform/read-replica'
@@ -26,7 +26,7 @@ import { queueDeletions, scheduleDeletions, type Deletion } from '../media/stora
 import { publicKeyOf } from '../media/storage-keys'
 import { COMPLETE_GRACE_MS } from '../media/upload-expiry'
 import { videoDeletions, videosOfProperty } from '../media/videos'
-import { catalogueQueryOf, type ListParams } from './catalogue-filters'
+import { catalogueQueryOf, countAnswer, type ListParams } from './catalogue-filters'
 import * as rebuild from './catalogue-rebuild'
 import { inputToColumns, mergePatch, propertyRuleErrors, rowToInput } from './property-input'
 import { PropertyMerged, type ListFilters, type PrivatePropertyView, type PropertyCreate, type PropertyInput, type PropertyUpdate } from './schemas'
@@ -61,25 +61,17 @@ async function writeProperty(deps: ListingsDeps, businessId: number, propertyId:
   return { status: 'ok', id: propertyId }
 }
 
-export interface NewProperty {
-  businessId: number
-  /** With `idempotencyKey`, the scope of the Idempotency-Key (api-spec §8). */
-  apiKeyId: number
-  idempotencyKey: string | undefined
-  input: PropertyCreate
-}
-
-/** Creates a private draft; with an Idempotency-Key, a retry within 24 h gets the original answer back. */
-export function createProperty(deps: ListingsDeps, request: NewProperty): Promise<IdempotentResult<Saved>> {
-  const scope = { apiKeyId: request.apiKeyId, operation: 'createProperty', key: request.idempotencyKey, body: request.input } as const
-  return idempotent(deps.database.db, scope, async (tx) => {
-    await checkInput(tx, request.businessId, request.input)
-    const id = await insertProperty(tx, request.businessId, inputToColumns(request.input))
-    // A new property is a draft: no catalogue row until it is published (api-spec §4.2).
-    // contract §10.1: `{id, published}` and the private fields sent.
-    await recordEvents(tx, request.businessId, [{ type: 'property.created', object: { id, published: false, ...request.input } }])
-    return { status: 201, body: { status: 'ok' as const, id } }
-  })
+/**
+ * Creates a private draft in the caller's transaction: POST /properties wraps it in
+ * `idempotent()`, so a 422 is stored with the Idempotency-Key like an answer. Returns its id.
+ */
+export async function createProperty(tx: Db, businessId: number, input: PropertyCreate): Promise<number> {
+  await checkInput(tx, businessId, input)
+  const id = await insertProperty(tx, businessId, inputToColumns(input))
+  // A new property is a draft: no catalogue row until it is published (api-spec §4.2).
+  // contract §10.1: `{id, published}` and the private fields sent.
+  await recordEvents(tx, businessId, [{ type: 'property.created', object: { id, published: false, ...input } }])
+  return id
 }
 
 /** contract §3.2: the patch merges into the stored record, and the merged record must pass the creation rules. */
@@ -93,14 +85,14 @@ export function updateProperty(deps: ListingsDeps, businessId: number, propertyI
     const changed = JSON.stringify(rowToInput(row)) !== JSON.stringify(merged)
     const events = eventRows(changed ? [{ type: 'property.updated', object: { id: row.id, published: row.publishedAt !== null, ...patch } }] : [])
     await updatePropertyColumns(tx, row.id, inputToColumns(merged), { businessId, rows: events })
-    if (row.publishedAt !== null) await rebuild.rebuildCatalogueEntry(tx, row.id)
+    if (row.publishedAt !== null) await rebuild.syncCatalogueEntry(tx, row.id)
   })
 }
 
 export function publishProperty(deps: ListingsDeps, businessId: number, propertyId: number): Promise<Saved> {
   return writeProperty(deps, businessId, propertyId, async (tx, row) => {
     await setPublished(tx, row.id, true)
-    await rebuild.rebuildCatalogueEntry(tx, row.id)
+    await rebuild.syncCatalogueEntry(tx, row.id)
     // contract §10.1: only when the state changes, with the public Property as now in the catalogue.
     if (row.publishedAt === null) {
       await recordEvents(tx, businessId, [{ type: 'property.published', object: (await catalogueDocOf(tx, row.id)) ?? { id: row.id } }])
@@ -111,7 +103,7 @@ export function publishProperty(deps: ListingsDeps, businessId: number, property
 export function unpublishProperty(deps: ListingsDeps, businessId: number, propertyId: number): Promise<Saved> {
   return writeProperty(deps, businessId, propertyId, async (tx, row) => {
     await setPublished(tx, row.id, false)
-    await rebuild.rebuildCatalogueEntry(tx, row.id)
+    await rebuild.syncCatalogueEntry(tx, row.id)
     if (row.publishedAt !== null) await recordEvents(tx, businessId, [{ type: 'property.unpublished', object: { id: row.id } }])
   })
 }
@@ -189,6 +181,8 @@ export interface CataloguePage {
   /** The page's docs joined by `,` (the inside of the `data` array), as UTF-8 bytes. */
   data: Uint8Array
   count: number
+  /** `eq` when `count` is exact; `gte` when a search reached its bound (contract §11). */
+  countRelation: 'eq' | 'gte'
   limit: number
   offset: number
   filters: ListFilters
@@ -202,8 +196,9 @@ type CatalogueReadDeps = Pick<Services, 'database' | 'reads'> & {
 
 export async function listCatalogue(deps: CatalogueReadDeps, businessId: number, params: ListParams): Promise<CataloguePage> {
   const { query, filters } = catalogueQueryOf(businessId, params)
-  const { count, data } = await readFor(deps, businessId, (database) => readCataloguePage(database.sql, query, deps.catalogueCache))
-  return { data, count, limit: query.limit, offset: query.offset, filters }
+  const page = await readFor(deps, businessId, (database) => readCataloguePage(database.sql, query, deps.catalogueCache))
+  const { count, relation } = countAnswer(query, page.count)
+  return { data: page.data, count, countRelation: relation, limit: query.limit, offset: query.offset, filters }
 }
 
 /** The stored public JSON of a published property of this business; a draft or foreign id is not found. */
@@ -215,17 +210,18 @@ export async function getPublicPropertyText(deps: CatalogueReadDeps, businessId:
 
 /** Rebuilds one property's catalogue row from the source tables; safe to repeat. */
 export function rebuildCatalogueEntry(deps: ListingsDeps, propertyId: number): Promise<rebuild.RebuildOutcome> {
-  return deps.database.db.transaction((tx) => rebuild.rebuildCatalogueEntry(tx, propertyId))
+  return deps.database.db.transaction((tx) => rebuild.syncCatalogueEntry(tx, propertyId))
 }
 
 /** Rebuilds the next `batchSize` properties of the slice, committed on its own. */
 export function rebuildCatalogueBatch(deps: ListingsDeps, slice: PropertySlice): Promise<rebuild.BatchRebuilt> {
-  return rebuild.rebuildCatalogueBatch(deps.database.db, slice)
+  return rebuild.syncCatalogueSlice(deps.database.db, slice)
 }
 
 /**
  * One step of a queued business reindex: rebuilds a slice and queues the next, so a
  * whole-business reindex is many short jobs (each retried on its own) rather than one long one.
+ * The last gathers the catalogue's statistics when enough changed (analyzeCatalogueWhenDue).
  */
 export async function reindexCatalogueSlice(
   deps: Pick<Services, 'database' | 'queues'>,
@@ -234,7 +230,7 @@ export async function reindexCatalogueSlice(
   const result = await rebuildCatalogueBatch(deps, slice)
   if (result.lastId !== null) {
     await deps.queues.enqueue('catalogue-reindex', { businessId: slice.businessId, afterId: result.lastId, batchSize: slice.batchSize })
-  }
+  } else await analyzeCatalogueWhenDue(deps.database.db)
   return result
 }
 
@@ -249,7 +245,8 @@ export interface ReindexProgress {
 /**
  * Rebuilds every catalogue row of one business (or of all) in id-ordered batches, each committed
  * on its own, so it is safe to interrupt and re-run. `onBatch` hears after each batch. An
- * unknown business is a not_found.
+ * unknown business is a not_found. At the end it gathers the catalogue's statistics, which the
+ * search's plans need (analyzeCatalogue).
  */
 export async function reindexCatalogue(
   deps: ListingsDeps,
@@ -261,7 +258,10 @@ export async function reindexCatalogue(
   let afterId = 0
   for (;;) {
     const r = await rebuildCatalogueBatch(deps, { businessId: scope.businessId, afterId, batchSize: scope.batchSize })
-    if (r.lastId === null) return progress
+    if (r.lastId === null) {
+      await analyzeCatalogue(deps.database.db)
+      return progress
+    }
     afterId = r.lastId
     progress.upserted += r.upserted
     progress.deleted += r.deleted

@@ -6,10 +6,11 @@
  */
 import type { PropertyColumns } from '../../db/queries/properties'
 import type { FieldError } from '../platform/errors'
-import type { PropertyInput } from './schemas'
+import type { OPERATIONS, PropertyInput } from './schemas'
 import { isSubtypeOf, type PropertyType } from './subtypes'
 
-export const PRICE_FIELD = { venta: 'sale', alquiler: 'rent', traspaso: 'transfer' } as const
+/** The price each operation needs: one entry per operation (the compiler holds it to OPERATIONS). */
+export const PRICE_FIELD = { venta: 'sale', alquiler: 'rent', traspaso: 'transfer' } as const satisfies Record<(typeof OPERATIONS)[number], keyof PropertyInput['pricing']>
 
 /** What the rules read. Operations and type are plain strings so a rule never depends on the schema having run first. */
 export type RuleInput = Pick<PropertyInput, 'pricing' | 'subtype' | 'features'> & { operations: readonly string[]; type: string }
@@ -79,12 +80,7 @@ export function inputToColumns(input: PropertyInput): PropertyColumns {
  * The stored record seen as a creation input: what a PATCH merges into. Its values are as
  * stored; the merge result is checked against the schema, not this.
  */
-export function rowToInput(row: {
-  operations: string[]; type: string; subtype: string | null; title: string; description: string
-  priceSale: number | null; priceRent: number | null; priceTransfer: number | null
-  location: unknown; area: unknown; bedrooms: number; bathrooms: number; characteristics: unknown; features: unknown
-  ownerId: number | null; isFeatured: boolean; status: string
-}) {
+export function rowToInput(row: PropertyColumns) {
   return {
     operations: row.operations,
     type: row.type,

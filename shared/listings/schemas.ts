@@ -10,6 +10,10 @@ import { Image as MediaImage, Video as MediaVideo } from '../media/schemas'
 import { MAX_AREAS, MAX_POLYGON_VERTICES } from './geo'
 import { PROPERTY_TYPES, SUBTYPE_KEYS } from './subtypes'
 
+/**
+ * What a property is offered for, and what a lead seeks, in the order every list and joined
+ * `operation` string uses.
+ */
 export const OPERATIONS = ['venta', 'alquiler', 'traspaso'] as const
 export const CREATE_STATUSES = ['disponible', 'reservada'] as const
 export const ALL_STATUSES = ['disponible', 'reservada', 'vendida', 'alquilada', 'traspasada'] as const
@@ -425,7 +429,20 @@ export const PropertyListFilters = T.Object(
 export type ListFilters = Static<typeof PropertyListFilters>
 
 export const PropertyListResponse = T.Object(
-  { status: T.Literal('ok'), data: T.Array(Property), count: T.Integer(), limit: T.Integer(), offset: T.Integer(), filters: PropertyListFilters, authenticated_as: T.String() },
+  {
+    status: T.Literal('ok'),
+    data: T.Array(Property),
+    count: T.Integer({
+      description: 'Matches across pages. With `q`, exact up to 1,000; past that it is 1,000 and `count_relation` is `gte`.',
+    }),
+    count_relation: literalUnion(['eq', 'gte'] as const, {
+      description: '`eq` when `count` is exact (always without `q`); `gte` when a search has more than 1,000 matches and `count` is that lower bound.',
+    }),
+    limit: T.Integer(),
+    offset: T.Integer(),
+    filters: PropertyListFilters,
+    authenticated_as: T.String(),
+  },
   { title: 'PropertyListResponse' },
 )
 
@@ -436,7 +453,9 @@ const LOCATIONS_MAX_LENGTH = 100_000
 export const PropertyListQuery = t.Object(
   {
     limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, default: 100 })),
-    offset: t.Optional(t.Integer({ minimum: 0, maximum: MAX_ID, default: 0 })),
+    offset: t.Optional(
+      t.Integer({ minimum: 0, maximum: MAX_ID, default: 0, description: 'With `q`, `offset + limit` may not pass 1,000 (a 422 on `offset`); without `q` it is unbounded.' }),
+    ),
     status: t.Optional(t.String({ maxLength: 50, description: 'Exact commercial status; unknown values match nothing. At most 50 characters.' })),
     operation: t.Optional(
       t.String({ maxLength: 50, description: 'Case-insensitive partial match; also selects the price of min_price/max_price/sort. At most 50 characters.' }),
@@ -467,7 +486,8 @@ export const PropertyListQuery = t.Object(
           'Full-text search (1–200 characters) in title, description (HTML stripped), city, province, subtype label and every `translations` text; ' +
           'Spanish stemming with accents and case ignored (`piscina` finds `Piscinas`, `atico` finds `Ático`), English words through the English translation. ' +
           'Web-search syntax: every word must match, `"a phrase"` matches words in sequence, `-word` excludes, `or` between words matches either. ' +
-          'Combined with the other filters by AND; without `sort` the list is ordered by relevance (reading: PostgreSQL `ts_rank` over titles first, then subtype, city and province, then descriptions), ties by `updated_at` then `id`, descending. Address, building name and postal code are not searched.',
+          'Combined with the other filters by AND; without `sort` the 1,000 most recently updated matches (all of them when fewer) are ordered by relevance (reading: PostgreSQL `ts_rank` over titles first, then subtype, city and province, then descriptions), ties by `updated_at` then `id`, descending; ' +
+          'with `sort`, the first 1,000 matches in that order are listed. `count` is exact up to 1,000 (then 1,000 with `count_relation: "gte"`) and `offset + limit` may not pass 1,000. Address, building name and postal code are not searched.',
         examples: ['atico piscina', '"vistas al mar" -bajo'],
       }),
     ),

@@ -8,7 +8,7 @@ import type { Db } from '../../db/client'
 import { findProperty } from '../../db/queries/properties'
 import type { PropertyRow } from '../../db/schema'
 import { recordEvent } from '../events/record'
-import { rebuildCatalogueEntry } from '../listings/catalogue-rebuild'
+import { syncCatalogueEntry } from '../listings/catalogue-rebuild'
 import { notFound } from '../platform/errors'
 
 export const PropertyNotFound = () => notFound('Property')
@@ -33,6 +33,6 @@ export async function requireProperty(db: Db, businessId: number, propertyId: nu
  * operation shows it). Call it last in the transaction.
  */
 export async function mediaChanged(tx: Db, row: PropertyRow, change: { images: unknown[] } | { videos: unknown[] }): Promise<void> {
-  await rebuildCatalogueEntry(tx, row.id)
+  await syncCatalogueEntry(tx, row.id)
   await recordEvent(tx, row.businessId, { type: 'property.updated', object: { id: row.id, published: row.publishedAt !== null, ...change } })
 }

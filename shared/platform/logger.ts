@@ -55,7 +55,13 @@ export function createLogger(level: Config['logLevel'] = 'info', base: Record<st
   }
 }
 
+/**
+ * An error as a log field, with its cause: drizzle wraps every driver error in "Failed query: …",
+ * and what an operator needs (the SQLSTATE or driver code, the severity, the server's message) is
+ * in the cause.
+ */
 function errorReplacer(_key: string, value: unknown) {
-  if (value instanceof Error) return { name: value.name, message: value.message, code: (value as { code?: unknown }).code, stack: value.stack }
-  return value
+  if (!(value instanceof Error)) return value
+  const { code, severity } = value as { code?: unknown; severity?: unknown }
+  return { name: value.name, message: value.message, code, ...(severity ? { severity } : {}), stack: value.stack, ...(value.cause !== undefined ? { cause: value.cause } : {}) }
 }

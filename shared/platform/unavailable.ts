@@ -12,11 +12,13 @@ import { ServiceUnavailableError } from './errors'
  * During a failover (docs/operations.md "Failover"): TARGET_SESSION_ATTRS, no host of a multi-host
  * URL is a primary yet (patches/README.md §6); 25006, a write reached a server that is read-only.
  * 57014: a statement cancelled by the server's `statement_timeout` (an operator's bound on a
- * struggling database; the product never cancels its own statements).
+ * struggling database; the product never cancels its own statements). 08P01: what a pooler
+ * (PgBouncer) answers, FATAL, when it cannot give the client a server ("server login has been
+ * failing", `query_wait_timeout`): the node behind it is down or not reachable yet.
  */
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED',
-  'CONNECTION_DESTROYED', 'COMMIT_ROLLED_BACK', 'TARGET_SESSION_ATTRS', '25006', '57014', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006',
+  'CONNECTION_DESTROYED', 'COMMIT_ROLLED_BACK', 'TARGET_SESSION_ATTRS', '25006', '57014', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '08P01',
 ])
 
 export function isUnavailableError(error: unknown): boolean {
@@ -28,12 +30,15 @@ export function isUnavailableError(error: unknown): boolean {
   return false
 }
 
-/** What an operator needs from a connection-level failure: the driver's code and its own message, not the query's. */
-export function unavailableCause(error: unknown): { code?: string; error: string } {
+/**
+ * What an operator needs from a connection-level failure: the driver's code, the server's severity
+ * (FATAL: the connection is gone) and its own message, not the query's.
+ */
+export function unavailableCause(error: unknown): { code?: string; severity?: string; error: string } {
   let root: unknown = error
   for (let depth = 0; depth < 4 && (root as { cause?: unknown })?.cause; depth++) root = (root as { cause: unknown }).cause
-  const code = (root as { code?: unknown })?.code
-  return { ...(typeof code === 'string' ? { code } : {}), error: String((root as Error)?.message ?? root) }
+  const { code, severity } = (root ?? {}) as { code?: unknown; severity?: unknown }
+  return { ...(typeof code === 'string' ? { code } : {}), ...(typeof severity === 'string' ? { severity } : {}), error: String((root as Error)?.message ?? root) }
 }
 
 /**

@@ -13,7 +13,7 @@ import { checkUrl, FetchError, type ResolveHost } from '../platform/fetch'
 import { sealSecret } from '../platform/secret-box'
 import type { Services } from '../platform/services'
 import { webhookSecretContext } from './delivery'
-import { MAX_ENDPOINTS_PER_BUSINESS, type WebhookEndpointCreate, type WebhookEndpointUpdate, type WebhookEndpointView } from './schemas'
+import { MAX_ENDPOINTS_PER_BUSINESS, type WebhookAttemptView, type WebhookEndpointCreate, type WebhookEndpointUpdate, type WebhookEndpointView } from './schemas'
 import { generateWebhookSecret } from './signature'
 import { wakeEndpoints } from './wake'
 
@@ -144,19 +144,7 @@ export async function rotateWebhookSecret(deps: Deps, businessId: number, endpoi
   return { secret, previousSecretExpiresAt: row.previousSecretExpiresAt!.toISOString() }
 }
 
-export interface AttemptView {
-  id: number
-  delivery_id: string
-  event_id: string
-  event_type: string
-  attempt: number
-  status_code: number | null
-  error: string | null
-  latency_ms: number
-  delivered_at: string
-}
-
-export async function listWebhookAttempts(deps: Pick<Services, 'database'>, businessId: number, endpointId: number, limit: number): Promise<AttemptView[]> {
+export async function listWebhookAttempts(deps: Pick<Services, 'database'>, businessId: number, endpointId: number, limit: number): Promise<WebhookAttemptView[]> {
   if (!(await queries.findEndpoint(deps.database.db, businessId, endpointId))) throw endpointNotFound()
   return (await queries.listAttempts(deps.database.db, endpointId, limit)).map((a) => ({
     id: a.id,

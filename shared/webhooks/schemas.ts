@@ -102,6 +102,7 @@ export const WebhookAttempt = T.Object(
   },
   { title: 'WebhookAttempt', description: 'One attempt to deliver an event to the endpoint; `delivered_at` is when it was made.' },
 )
+export type WebhookAttemptView = Static<typeof WebhookAttempt>
 export const WebhookAttemptListResponse = T.Object(
   { status: T.Literal('ok'), data: T.Array(WebhookAttempt, { description: 'Newest first.' }), authenticated_as: T.String() },
   { title: 'WebhookAttemptListResponse' },

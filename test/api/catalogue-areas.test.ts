@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import fc from 'fast-check'
-import { catalogueListSql } from '../../db/queries/catalogue'
+import { catalogueListSql } from '../../db/queries/catalogue/list'
 import { catalogueQueryOf } from '../../shared/listings/catalogue-filters'
 import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { createPublished } from '../helpers/properties'

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
-import { createProperty, createPublished, propertyBody } from '../helpers/properties'
+import { createProperty, createPublished, } from '../helpers/properties'
 
 let ctx: TestContext
 let biz: SeededBusiness
@@ -188,8 +188,8 @@ describe('images in the public representation', () => {
       values (${biz.id}, ${pid}, 'originals/secret-b', 'https://cdn.example/b.jpg', 2, false, 'ready'),
              (${biz.id}, ${pid}, 'originals/secret-a', 'https://cdn.example/a.jpg', 1, true, 'ready'),
              (${biz.id}, ${pid}, 'originals/secret-c', null, 3, false, 'processing')`)
-    const { rebuildCatalogueEntry } = await import('../../shared/listings/catalogue-rebuild')
-    await rebuildCatalogueEntry(db, pid)
+    const { syncCatalogueEntry } = await import('../../shared/listings/catalogue-rebuild')
+    await syncCatalogueEntry(db, pid)
     const res = await call(ctx.app, 'GET', `/v1/properties/${pid}`, { key: biz.apiKey })
     expect(res.body.data.images.map((i: any) => [i.url, i.order, i.is_primary])).toEqual([
       ['https://cdn.example/a.jpg', 1, true],

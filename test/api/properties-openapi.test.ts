@@ -36,6 +36,18 @@ describe('OpenAPI document and response schemas', () => {
     expect([...subtype.enum].sort()).toEqual([...SUBTYPE_KEYS].sort())
   })
 
+  test('the list answer declares count_relation (eq or gte) as required, and offset its bound with q (contract §11)', async () => {
+    const doc = (await call(ctx.app, 'GET', '/openapi.json')).body
+    const list = doc.paths['/v1/properties'].get
+    const body: any = resolve(doc, list.responses['200'].content['application/json'].schema)
+    expect(body.required).toContain('count_relation')
+    const relation: any = resolve(doc, body.properties.count_relation)
+    const values = relation.enum ?? relation.anyOf?.map((v: { const: string }) => v.const)
+    expect([...values].sort()).toEqual(['eq', 'gte'])
+    const offset = list.parameters.find((p: { name: string }) => p.name === 'offset')
+    expect(offset.schema.description ?? offset.description).toContain('1,000')
+  })
+
   test('list and retrieve bodies match their declared schemas', async () => {
     const id = await createPublished(ctx, biz.apiKey, { features: [{ key: 'pool', label: 'Piscina', value: true }], characteristics: { translations: { en: { title: 'Penthouse' } }, num_entrances: { total: 2 } } })
     const list = await call(ctx.app, 'GET', `/v1/properties?locations=${encodeURIComponent('[{"type":"point","position":{"lat":1,"lng":2}}]')}`, { key: biz.apiKey })

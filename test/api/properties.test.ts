@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
-import { createProperty, createPublished, propertyBody } from '../helpers/properties'
+import { createProperty, createPublished, } from '../helpers/properties'
 
 let ctx: TestContext
 let biz: SeededBusiness
@@ -120,8 +120,8 @@ describe('create → publish → read', () => {
     expect(await total()).toBe(2)
     await call(ctx.app, 'POST', `/v1/properties/${a}/unpublish`, { key: b.apiKey })
     expect(await total()).toBe(1)
-    const { rebuildCatalogueBatch } = await import('../../shared/listings/catalogue-rebuild')
-    await rebuildCatalogueBatch(ctx.deps.database.db, { businessId: b.id, afterId: 0, batchSize: 10 })
+    const { syncCatalogueSlice } = await import('../../shared/listings/catalogue-rebuild')
+    await syncCatalogueSlice(ctx.deps.database.db, { businessId: b.id, afterId: 0, batchSize: 10 })
     expect(await total()).toBe(1)
     await ctx.deps.database.db.execute(sql`delete from properties where id = ${c}`)
     expect(await total()).toBe(0)

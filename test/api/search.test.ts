@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import { sql } from 'drizzle-orm'
-import { catalogueListSql } from '../../db/queries/catalogue'
+import { catalogueListSql } from '../../db/queries/catalogue/list'
 import { catalogueQueryOf } from '../../shared/listings/catalogue-filters'
 import { reindexCatalogue } from '../../shared/listings/operations'
 import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'

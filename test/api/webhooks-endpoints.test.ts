@@ -113,3 +113,25 @@ describe('refusals', () => {
     expect(parseScopes('leads:read,webhooks:write')).toEqual(['leads:read', 'webhooks:write'])
   })
 })
+
+describe('documentation', () => {
+  const createDescription = async (app: TestContext['app']) => {
+    const doc = (await (await app.handle(new Request('http://localhost/openapi.json'))).json()) as { paths: Record<string, Record<string, { description: string }>> }
+    return doc.paths['/v1/webhook_endpoints'].post.description
+  }
+
+  test('the create route states the endpoint bound and the delivery terms this deployment is configured with', async () => {
+    const defaults = await createDescription(ctx.app)
+    expect(defaults).toContain('At most 16 endpoints per business (409).')
+    expect(defaults).toContain('A 2xx within 10 s is a success; otherwise retries back off exponentially for 3 days;')
+    expect(defaults).toContain('failing continuously for 3 days')
+    const tuned = await createTestContext({ WEBHOOK_TIMEOUT_MS: '2500', WEBHOOK_DISABLE_AFTER_MS: String(6 * 3600_000) })
+    try {
+      const text = await createDescription(tuned.app)
+      expect(text).toContain('A 2xx within 2.5 s is a success; otherwise retries back off exponentially for 6 h;')
+      expect(text).toContain('failing continuously for 6 h')
+    } finally {
+      await tuned.close()
+    }
+  })
+})

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import postgres from 'postgres'
-import { catalogueListSql, listCatalogue, listCatalogueIds, listCatalogueRows } from '../../db/queries/catalogue'
+import { catalogueListSql, queryCataloguePage, listCatalogueIds, listCatalogueRows } from '../../db/queries/catalogue/list'
 import { catalogueQueryOf } from '../../shared/listings/catalogue-filters'
 import { prng } from '../faults/load'
 
@@ -109,7 +109,7 @@ async function checkRectangles(rounds: number) {
     const { query } = catalogueQueryOf(businessId, params)
     const want = await expected(w, s, e, n, query.limit, query.offset)
     const label = JSON.stringify({ w, s, e, n, limit, offset })
-    const page = await listCatalogue(sql, query)
+    const page = await queryCataloguePage(sql, query)
     expect({ count: page.count, ids: JSON.parse(`[${Buffer.from(page.data).toString()}]`).map((doc: { id: number }) => doc.id) }, label).toEqual(want)
     const fromIds = await listCatalogueIds(sql, query)
     expect({ count: fromIds.count, ids: fromIds.ids }, label).toEqual(want)
@@ -177,7 +177,8 @@ describe('a map rectangle alone (catalogue_box_page, catalogue_geo_cells)', () =
     await sql`update catalogue_entries set geog = ST_SetSRID(ST_MakePoint(st_x(geog::geometry) + 1.0 / 64, st_y(geog::geometry)), 4326)::geography
       where business_id = ${businessId} and property_id % 3 = 0 and geog is not null`
     await sql`update catalogue_entries set geog = null where business_id = ${businessId} and property_id % 7 = 0`
-    await sql`update catalogue_entries set geog = ST_SetSRID(ST_MakePoint(-3.375, 40.375), 4326)::geography where business_id = ${businessId} and property_id % 25 = 0`
+    await sql`update catalogue_entries set geog = ST_SetSRID(ST_MakePoint(-3.375, 40.375), 4326)::geography
+      where business_id = ${businessId} and property_id % 25 = 0`
     await sql`update catalogue_entries set updated_at = updated_at + interval '1 day' where business_id = ${businessId} and property_id % 11 = 0`
     await sql`delete from catalogue_entries where business_id = ${businessId} and property_id % 5 = 0`
     await reload()
@@ -195,7 +196,7 @@ describe('a map rectangle alone (catalogue_box_page, catalogue_geo_cells)', () =
     }
     const { query } = catalogueQueryOf(businessId, { locations: rectangle(WEST - 1, SOUTH - 1, WEST + 1, SOUTH + 1), offset: 9000 })
     const want = await expected(WEST - 1, SOUTH - 1, WEST + 1, SOUTH + 1, 20, 9000)
-    const page = await listCatalogue(sql, query)
+    const page = await queryCataloguePage(sql, query)
     expect({ count: page.count, bytes: page.data.byteLength }).toEqual({ count: want.count, bytes: 0 })
     expect(await listCatalogueIds(sql, query)).toMatchObject({ count: want.count, ids: [] })
     expect(await listCatalogueRows(sql, query)).toMatchObject({ count: want.count, docs: [] })

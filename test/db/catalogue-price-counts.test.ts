@@ -1,11 +1,11 @@
 /**
  * An operation's price-range total read from catalogue_price_counts (migration 0019,
- * db/queries/catalogue.ts priceRangeCount) must equal counting the rows, for any range, including
+ * db/queries/catalogue/counts.ts priceRangeCount) must equal counting the rows, for any range, including
  * prices on and next to bucket edges, and after inserts, price and operation changes and deletes.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import postgres from 'postgres'
-import { catalogueListSql, listCatalogue, listCatalogueIds, listCatalogueRows } from '../../db/queries/catalogue'
+import { catalogueListSql, queryCataloguePage, listCatalogueIds, listCatalogueRows } from '../../db/queries/catalogue/list'
 import { catalogueQueryOf } from '../../shared/listings/catalogue-filters'
 
 const sql = postgres(process.env.DATABASE_URL!, { max: 2, onnotice: () => {} })
@@ -17,7 +17,10 @@ afterAll(async () => {
 
 function prng(seed: number) {
   let s = seed >>> 0
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32)
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0
+    return s / 2 ** 32
+  }
 }
 const r = prng(41)
 /** Prices around bucket edges (10,000 for sales, 50 for rents, 5,000 for transfers) and anywhere. */
@@ -40,9 +43,11 @@ beforeAll(async () => {
   const ids = (await sql<{ id: number }[]>`select id from properties where business_id = ${businessId} order by id`).map((row) => row.id)
   const ops = ids.map((_, i) => (['{venta}', '{alquiler}', '{traspaso}', '{venta,alquiler}'] as const)[i % 4])
   await sql`
-    insert into catalogue_entries (property_id, business_id, doc, status, operations, type, bedrooms, is_featured, price_sale, price_rent, price_transfer, updated_at)
+    insert into catalogue_entries (property_id, business_id, doc, status, operations, type, bedrooms, is_featured,
+      price_sale, price_rent, price_transfer, updated_at)
     select id, ${businessId}, '{}', 'disponible', ops::text[], 'casa', 0, false, s, rt, t, timestamptz '2026-01-01' + (id % 89) * interval '1 minute'
-    from unnest(${ids}::int[], ${ops}::text[], ${ids.map(() => priceNear(10000))}::float8[], ${ids.map(() => priceNear(50))}::float8[], ${ids.map(() => priceNear(5000))}::float8[]) as u(id, ops, s, rt, t)`
+    from unnest(${ids}::int[], ${ops}::text[], ${ids.map(() => priceNear(10000))}::float8[], ${ids.map(() => priceNear(50))}::float8[],
+      ${ids.map(() => priceNear(5000))}::float8[]) as u(id, ops, s, rt, t)`
 })
 
 const WIDTH = { venta: 10000, alquiler: 50, traspaso: 5000 } as const
@@ -66,7 +71,7 @@ async function checkRanges(rounds: number) {
     )
     const want = { count: rows.length, ids: rows.slice(page.offset, page.offset + page.limit).map((row) => row.id) }
     const label = JSON.stringify({ ...params, ...page })
-    expect((await listCatalogue(sql, query)).count, label).toBe(want.count)
+    expect((await queryCataloguePage(sql, query)).count, label).toBe(want.count)
     const ids = await listCatalogueIds(sql, query)
     expect({ count: ids.count, ids: ids.ids }, label).toEqual(want)
     const docs = await listCatalogueRows(sql, query)
@@ -129,7 +134,8 @@ test('large prices, one unit in the last place either side of a bucket edge, bou
       insert into properties (business_id, operations, type, title, location, area, published_at)
       select ${other}, '{venta,alquiler,traspaso}', 'casa', 't', '{"city":"x"}', '{"total":1}', now() from generate_series(1, ${edges.length}) returning id`).map((row) => row.id)
     await sql`
-      insert into catalogue_entries (property_id, business_id, doc, status, operations, type, bedrooms, is_featured, price_sale, price_rent, price_transfer, updated_at)
+      insert into catalogue_entries (property_id, business_id, doc, status, operations, type, bedrooms, is_featured,
+        price_sale, price_rent, price_transfer, updated_at)
       select id, ${other}, '{}', 'disponible', '{venta,alquiler,traspaso}', 'casa', 0, false, p, p, p, now()
       from unnest(${ids}::int[], ${edges}::float8[]) as u(id, p)`
     for (let i = 0; i < 300; i++) {
@@ -143,7 +149,7 @@ test('large prices, one unit in the last place either side of a bucket edge, bou
         `select property_id as id from catalogue_entries where business_id = $1 and ${column} >= $2 and ${column} <= $3 order by updated_at desc, property_id desc`,
         [other, params.min_price ?? -1e308, params.max_price ?? 1e308],
       )
-      expect((await listCatalogue(sql, query)).count, JSON.stringify(params)).toBe(rows.length)
+      expect((await queryCataloguePage(sql, query)).count, JSON.stringify(params)).toBe(rows.length)
       // The page too: its bounds are stored prices, so an inclusive edge decides what it holds.
       expect((await listCatalogueIds(sql, query)).ids, JSON.stringify(params)).toEqual(rows.slice(0, 100).map((row) => row.id))
     }

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import postgres from 'postgres'
 import { createDatabase } from '../../db/client'
-import { rebuildCatalogueBatch } from '../../shared/listings/catalogue-rebuild'
+import { syncCatalogueSlice } from '../../shared/listings/catalogue-rebuild'
 
 const sql = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} })
 const database = createDatabase(process.env.DATABASE_URL!, { max: 2 })
@@ -32,7 +32,7 @@ test('600 public points within 1e-297° of 0 and then one in Madrid are all publ
   await publish(`select ((i % 7) - 3) * 1e-300::float8, ((i % 11) - 5) * 1e-300::float8 from generate_series(1, 600) i`)
   await publish(`select 40.4168::float8, -3.7038::float8`)
   for (let afterId = 0; ; ) {
-    const batch = await rebuildCatalogueBatch(database.db, { businessId, afterId, batchSize: 250 })
+    const batch = await syncCatalogueSlice(database.db, { businessId, afterId, batchSize: 250 })
     if (batch.lastId === null) break
     afterId = batch.lastId
   }

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { catalogueQueryOf, matchOperations, priceColumnFor } from '../../shared/listings/catalogue-filters'
-import { catalogueListSql } from '../../db/queries/catalogue'
+import { catalogueListSql } from '../../db/queries/catalogue/list'
 
 describe('GET /properties query → catalogue query (api-spec §4.3)', () => {
   test('operation: partial, case-insensitive match per operation name', () => {
@@ -41,13 +41,16 @@ describe('GET /properties query → catalogue query (api-spec §4.3)', () => {
     expect(text({ operation: 'venta' })).toContain('select venta from catalogue_counts')
     expect(text({ operation: 'alq', sort: 'price_desc' })).toContain('select alquiler from catalogue_counts')
     expect(text({ operation: 'a' })).toContain('select count(*) from catalogue_entries')
-    // In the default order the page comes with its total from catalogue_price_range_page (migration 0024).
+    // In the default order the page comes with its total from catalogue_price_range_page (db/functions/catalogue-price-buckets.sql).
     const rangePage = catalogueListSql(catalogueQueryOf(1, { operation: 'venta', min_price: 1 }).query)
     expect(rangePage.text).toContain('catalogue_price_range_page($1, $2::text, $3::float8, $4::float8, $5::int, $6::int)')
     expect(rangePage.params).toEqual([1, 'venta', 1, null, 100, 0])
     expect(catalogueListSql(catalogueQueryOf(1, { operation: 'alquiler', max_price: 900 }).query).params).toEqual([1, 'alquiler', null, 900, 100, 0])
     expect(text({ operation: 'alquiler', max_price: 900, sort: 'price_desc' })).toContain("catalogue_price_range_count($1, 'alquiler', null::float8, $2::float8)")
-    expect(text({ operation: 'venta', min_price: 100000, max_price: 105000 })).toContain('select count(*) from catalogue_entries')
+    // A narrow range too: catalogue_price_range_count decides how to count it (the widths live in SQL only).
+    expect(text({ operation: 'venta', min_price: 100000, max_price: 105000 })).toContain('catalogue_price_range_page(')
+    expect(text({ operation: 'a', min_price: 1 })).toContain('select count(*) from catalogue_entries')
+    expect(text({ operation: 'alq', min_price: 1 })).toContain('select count(*) from catalogue_entries')
     expect(text({ city: 'Madrid' })).toContain('count(*) from matches')
     expect(text({ operation: 'venta', min_price: 1, sort: 'price_asc' })).toContain("catalogue_price_range_count($1, 'venta', $2::float8, null::float8)")
     expect(text({ operation: 'venta', min_price: 1, city: 'Madrid' })).toContain('count(*) from matches')

@@ -2,16 +2,22 @@ import { describe, expect, test } from 'bun:test'
 import IORedis, { ReplyError } from 'ioredis'
 import { ServiceUnavailableError } from '../../shared/platform/errors'
 import { Queues } from '../../shared/platform/queues'
-import { asRedisFailure, isUnavailableError } from '../../shared/platform/unavailable'
+import { asRedisFailure, isUnavailableError, unavailableCause } from '../../shared/platform/unavailable'
 import { freePort } from '../helpers/processes'
 
 // Failures are classified by class and driver code, never by message text:
 // each mapping is pinned here.
 describe('isUnavailableError', () => {
   test('driver codes of a lost or refused PostgreSQL connection, and the rolled-back COMMIT', () => {
-    for (const code of ['ECONNREFUSED', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', '57P01', '08006', 'COMMIT_ROLLED_BACK']) {
+    for (const code of ['ECONNREFUSED', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', '57P01', '08006', 'COMMIT_ROLLED_BACK', 'TARGET_SESSION_ATTRS', '25006']) {
       expect(isUnavailableError(Object.assign(new Error('whatever'), { code })), code).toBe(true)
     }
+  })
+  test("a pooler's FATAL 08P01 (PgBouncer: server login has been failing, query_wait_timeout) is unavailable, with its code and severity", () => {
+    const pooler = Object.assign(new Error('server login has been failing, try again later (server_login_retry)'), { code: '08P01', severity_local: 'FATAL', severity: 'FATAL' })
+    const wrapped = new Error('Failed query: insert into contacts …', { cause: pooler })
+    expect(isUnavailableError(wrapped)).toBe(true)
+    expect(unavailableCause(wrapped)).toEqual({ code: '08P01', severity: 'FATAL', error: pooler.message })
   })
   test('found in the cause chain (drizzle wraps driver errors)', () => {
     expect(isUnavailableError(new Error('Failed query', { cause: Object.assign(new Error('x'), { code: 'ECONNRESET' }) }))).toBe(true)
