@@ -63,5 +63,12 @@ export function createLogger(level: Config['logLevel'] = 'info', base: Record<st
 function errorReplacer(_key: string, value: unknown) {
   if (!(value instanceof Error)) return value
   const { code, severity } = value as { code?: unknown; severity?: unknown }
-  return { name: value.name, message: value.message, code, ...(severity ? { severity } : {}), stack: value.stack, ...(value.cause !== undefined ? { cause: value.cause } : {}) }
+  return {
+    name: value.name,
+    message: value.message,
+    code,
+    ...(severity ? { severity } : {}),
+    stack: value.stack,
+    ...(value.cause !== undefined ? { cause: value.cause } : {}),
+  }
 }

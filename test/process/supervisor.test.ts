@@ -63,7 +63,8 @@ async function supervise(env: Record<string, string>): Promise<Supervised> {
   })()
   const children = () => {
     const out: { pid: number; entry: string }[] = []
-    for (const line of lines.filter((l) => l.msg === 'process started')) if (alive(line.pid)) out.push({ pid: line.pid, entry: readFileSync(`/proc/${line.pid}/cmdline`, 'utf8').split('\0')[1] ?? '' })
+    for (const line of lines.filter((l) => l.msg === 'process started'))
+      if (alive(line.pid)) out.push({ pid: line.pid, entry: readFileSync(`/proc/${line.pid}/cmdline`, 'utf8').split('\0')[1] ?? '' })
     return out
   }
   const supervised = {
@@ -77,7 +78,10 @@ async function supervise(env: Record<string, string>): Promise<Supervised> {
       return proc.exited
     },
   }
-  await eventually(async () => proc.exitCode !== null || lines.some((l) => l.msg === 'ready' && l.process === 'supervisor'), { timeoutMs: 30_000, what: 'the supervisor to be ready' })
+  await eventually(async () => proc.exitCode !== null || lines.some((l) => l.msg === 'ready' && l.process === 'supervisor'), {
+    timeoutMs: 30_000,
+    what: 'the supervisor to be ready',
+  })
   if (proc.exitCode !== null) throw new Error(`main.ts exited ${proc.exitCode} before it was ready`)
   return supervised
 }
@@ -99,7 +103,11 @@ async function consecutiveFreePorts(count: number): Promise<number> {
   }
 }
 
-const readyz = (base: string) => fetch(`${base}/readyz`, { headers: { connection: 'close' } }).then((r) => r.status, (e) => String(e))
+const readyz = (base: string) =>
+  fetch(`${base}/readyz`, { headers: { connection: 'close' } }).then(
+    (r) => r.status,
+    (e) => String(e),
+  )
 
 describe('bun run start (main.ts): the supervisor', () => {
   test('a SIGKILLed API process is restarted, and the port answers throughout', async () => {
@@ -112,15 +120,30 @@ describe('bun run start (main.ts): the supervisor', () => {
       await eventually(async () => !alive(victim), { what: `API process ${victim} to die` })
       // From the kill until the replacement listens, every request is answered by the other process.
       const statuses: (number | string)[] = []
-      await eventually(async () => {
-        statuses.push(await readyz(s.base))
-        return s.lines.some((l) => l.msg === 'process ready' && l.group === 'api' && l.pid !== victim && !apis.some((a) => a.pid === l.pid))
-      }, { timeoutMs: 20_000, what: 'the restarted API to listen', get detail() { return s.lines.filter((l) => l.process === 'supervisor' || l.msg === 'api listening').map((l) => JSON.stringify(l)).join('\n') } })
+      await eventually(
+        async () => {
+          statuses.push(await readyz(s.base))
+          return s.lines.some((l) => l.msg === 'process ready' && l.group === 'api' && l.pid !== victim && !apis.some((a) => a.pid === l.pid))
+        },
+        {
+          timeoutMs: 20_000,
+          what: 'the restarted API to listen',
+          get detail() {
+            return s.lines
+              .filter((l) => l.process === 'supervisor' || l.msg === 'api listening')
+              .map((l) => JSON.stringify(l))
+              .join('\n')
+          },
+        },
+      )
       for (let i = 0; i < 20; i++) statuses.push(await readyz(s.base))
       expect(statuses.filter((x) => x !== 200)).toEqual([])
       const restart = s.lines.find((l) => l.msg === 'process exited; restarting')
       expect(restart).toMatchObject({ level: 'error', group: 'api', pid: victim, signal: 'SIGKILL', restarts: 1 })
-      const after = s.children().filter((c) => c.entry.endsWith('api/index.ts')).map((c) => c.pid)
+      const after = s
+        .children()
+        .filter((c) => c.entry.endsWith('api/index.ts'))
+        .map((c) => c.pid)
       expect(after).toHaveLength(2)
       expect(after).not.toContain(victim)
       expect(await s.stop()).toBe(0)
@@ -139,7 +162,11 @@ describe('bun run start (main.ts): the supervisor', () => {
     const client = async () => {
       while (!stopped) {
         const body = ingestBody()
-        const res = await fetch(`${s.base}/v1/leads/ingest`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': business.apiKey }, body: JSON.stringify(body) }).catch(() => undefined)
+        const res = await fetch(`${s.base}/v1/leads/ingest`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': business.apiKey },
+          body: JSON.stringify(body),
+        }).catch(() => undefined)
         // A refused connection (the listeners closed) ends this client: nothing was accepted.
         if (!res) return
         answered++
@@ -162,10 +189,13 @@ describe('bun run start (main.ts): the supervisor', () => {
     // Jobs the workers had not taken yet wait in Redis: a workers-only start stores them.
     const workersOnly = await supervise({ API_PROCESSES: '0', WORKER_PROCESSES: '1' })
     try {
-      const stored = await eventually(async () => {
-        const rows = await contactsOf(ctx, business.id)
-        return rows.length >= new Set(accepted).size && rows
-      }, { timeoutMs: 30_000, what: 'every accepted lead to be stored' })
+      const stored = await eventually(
+        async () => {
+          const rows = await contactsOf(ctx, business.id)
+          return rows.length >= new Set(accepted).size && rows
+        },
+        { timeoutMs: 30_000, what: 'every accepted lead to be stored' },
+      )
       const phones = stored.map((r: { phone: string }) => r.phone)
       expect(new Set(phones).size).toBe(phones.length)
       expect(accepted.filter((p) => !phones.includes(p))).toEqual([])
@@ -198,7 +228,10 @@ describe('bun run start (main.ts): the supervisor', () => {
     const base = await consecutiveFreePorts(2)
     const s = await supervise({ API_PROCESSES: '2', WORKER_PROCESSES: '0', METRICS_PORT: String(base) })
     try {
-      const listening = s.lines.filter((l) => l.msg === 'api listening').map((l) => l.metrics_port).sort()
+      const listening = s.lines
+        .filter((l) => l.msg === 'api listening')
+        .map((l) => l.metrics_port)
+        .sort()
       expect(listening).toEqual([base, base + 1])
       for (let i = 0; i < 3; i++) expect((await fetch(`http://127.0.0.1:${base}/healthz`)).status).toBe(200)
       const healthzCount = (text: string) => Number(/http_requests_total\{method="GET",route="\/healthz",status="200"\} (\d+)/.exec(text)?.[1] ?? 0)
@@ -215,7 +248,13 @@ describe('bun run start (main.ts): the supervisor', () => {
   }, 60_000)
 
   test('a child that cannot start stops everything: its one line, exit 1, no restart', async () => {
-    const r = await run(['run', 'main.ts'], { PORT: String(await freePort()), API_PROCESSES: '2', WORKER_PROCESSES: '0', LOG_LEVEL: 'info', DATABASE_URL: `postgres://postgres@127.0.0.1:${await freePort()}/x` })
+    const r = await run(['run', 'main.ts'], {
+      PORT: String(await freePort()),
+      API_PROCESSES: '2',
+      WORKER_PROCESSES: '0',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${await freePort()}/x`,
+    })
     expect(r.code).toBe(1)
     expect(r.stderr).toContain('PostgreSQL is not reachable')
     expect(r.stdout).toContain('"msg":"process failed to start; stopping"')

@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from '../../shared/platform/config'
 
 const base = { NODE_ENV: 'test' }
 
-describe('the supervisor\'s processes', () => {
+describe("the supervisor's processes", () => {
   test('defaults: an API process per core, one worker process, no metrics port, workers not niced', () => {
     const config = loadConfig(base)
     expect(config.apiProcesses).toBe(availableParallelism())
@@ -33,7 +33,9 @@ describe('the supervisor\'s processes', () => {
     expect(refusal({ API_PROCESSES: '0', WORKER_PROCESSES: '0' })).toBe('API_PROCESSES and WORKER_PROCESSES are both 0: nothing to run')
     expect(refusal({ API_PROCESSES: 'two' })).toBe('API_PROCESSES must be an integer between 0 and 256, got "two"')
     expect(refusal({ WORKER_PROCESSES: '-1' })).toBe('WORKER_PROCESSES must be an integer between 0 and 64, got "-1"')
-    expect(refusal({ PORT: '3001', API_PROCESSES: '2', METRICS_PORT: '3000' })).toBe('METRICS_PORT 3000 to 3001 (one per API process) would include PORT 3001: choose another METRICS_PORT')
+    expect(refusal({ PORT: '3001', API_PROCESSES: '2', METRICS_PORT: '3000' })).toBe(
+      'METRICS_PORT 3000 to 3001 (one per API process) would include PORT 3001: choose another METRICS_PORT',
+    )
     expect(refusal({ WORKER_NICE: '20' })).toBe('WORKER_NICE must be an integer between 0 and 19, got "20"')
   })
 })
