@@ -472,7 +472,8 @@ async function main() {
   const prefix = `bench-ingest-${randomBytes(3).toString('hex')}`
   const config = loadConfig({ ...process.env, DATABASE_URL: url, QUEUE_PREFIX: prefix })
   console.log(
-    `bench database: ${new URL(url).pathname.slice(1)}; queue prefix ${prefix}; ${connections} connections, ${seconds} s per phase; ${processes} server process(es) per HTTP phase`,
+    `bench database: ${new URL(url).pathname.slice(1)}; queue prefix ${prefix}; ${connections} connections, ${seconds} s per phase; ${processes} ` +
+      `server process(es) per HTTP phase`,
   )
   await migrateDatabase(url)
 
@@ -564,15 +565,19 @@ async function main() {
       console.log(`bun run start (${start.processes}), worker persisting meanwhile:`)
       for (const [i, r] of start.runs.entries()) {
         console.log(
-          `  run ${i + 1}: POST /leads/ingest, max (closed) ${(r.rate.toFixed(0) + ' req/s').padEnd(16)}${ms(pct(r.run.latencies, 50)).padEnd(13)}${ms(pct(r.run.latencies, 99)).padEnd(12)}queue drained ${r.drainSeconds.toFixed(2)} s after; RSS ${r.rss.toFixed(0)} MB`,
+          `  run ${i + 1}: POST /leads/ingest, max (closed) ${(r.rate.toFixed(0) + ' req/s').padEnd(16)}` +
+            `${ms(pct(r.run.latencies, 50)).padEnd(13)}${ms(pct(r.run.latencies, 99)).padEnd(12)}queue drained ${r.drainSeconds.toFixed(2)} s ` +
+            `after; RSS ${r.rss.toFixed(0)} MB`,
         )
       }
       const s = start.sustained
       console.log(
-        `  sustained ${s.seconds} s: ${s.rate.toFixed(0)} req/s accepted, ${s.storedRate.toFixed(0)} leads/s stored during the run; ${s.backlogJobs} jobs left at the end, drained in ${s.drainSeconds.toFixed(2)} s`,
+        `  sustained ${s.seconds} s: ${s.rate.toFixed(0)} req/s accepted, ${s.storedRate.toFixed(0)} leads/s stored during the run; ` +
+          `${s.backlogJobs} jobs left at the end, drained in ${s.drainSeconds.toFixed(2)} s`,
       )
       console.log(
-        `  RSS of every process (supervisor, APIs, worker): idle ${start.idleRss.toFixed(0)} MB, after run 1 ${start.runs[0].rss.toFixed(0)} MB, after run 2 ${start.runs[1].rss.toFixed(0)} MB`,
+        `  RSS of every process (supervisor, APIs, worker): idle ${start.idleRss.toFixed(0)} MB, after run 1 ${start.runs[0].rss.toFixed(0)} MB, ` +
+          `after run 2 ${start.runs[1].rss.toFixed(0)} MB`,
       )
     }
     const printGoals = (table: [string, string, string, string][]) => {
@@ -585,7 +590,8 @@ async function main() {
       console.log('')
       console.log(`machine: ${availableParallelism()} cores; load average ${load1()}`)
       console.log(
-        `bare Bun.serve JSON POST (${processes} process(es)) ${(bareRate.toFixed(0) + ' req/s').padEnd(16)}${ms(pct(bareRun.latencies, 50)).padEnd(13)}${ms(pct(bareRun.latencies, 99))}`,
+        `bare Bun.serve JSON POST (${processes} process(es)) ${(bareRate.toFixed(0) + ' req/s').padEnd(16)}` +
+          `${ms(pct(bareRun.latencies, 50)).padEnd(13)}${ms(pct(bareRun.latencies, 99))}`,
       )
       printStart()
       console.log('')
@@ -594,7 +600,8 @@ async function main() {
         ['accepted leads lost / doubled', `${stored.lost} / ${stored.doubled}`, '0 / 0', stored.lost === 0 && stored.doubled === 0 ? 'met' : 'NOT met'],
       ])
       console.log(
-        `\naccepted ${accepted} leads (warm-ups included); stored ${stored.rows} contacts with ${stored.phones} distinct phones and ${stored.events} lead.created events`,
+        `\naccepted ${accepted} leads (warm-ups included); stored ${stored.rows} contacts with ${stored.phones} distinct phones and ` +
+          `${stored.events} lead.created events`,
       )
       await queue.close()
       return
@@ -689,16 +696,19 @@ async function main() {
     console.log(`machine: ${availableParallelism()} cores; load average ${load1()}; ${processes} server process(es) per HTTP phase`)
     console.log(`phase                                   rate            p50          p99`)
     console.log(
-      `bare Bun.serve JSON POST               ${(bareRate.toFixed(0) + ' req/s').padEnd(16)}${ms(pct(bareRun.latencies, 50)).padEnd(13)}${ms(pct(bareRun.latencies, 99)).padEnd(12)}load ${bareLoad}`,
+      `bare Bun.serve JSON POST               ${(bareRate.toFixed(0) + ' req/s').padEnd(16)}${ms(pct(bareRun.latencies, 50)).padEnd(13)}` +
+        `${ms(pct(bareRun.latencies, 99)).padEnd(12)}load ${bareLoad}`,
     )
     console.log(`raw BullMQ queue.add loop (1 job/lead) ${(rawRate.toFixed(0) + ' jobs/s').padEnd(16)}${''.padEnd(25)}load ${rawLoad}`)
     console.log(`raw queue.add, ${connections} in flight`.padEnd(39) + ` ${(rawManyRate.toFixed(0) + ' jobs/s').padEnd(16)}`)
     for (const [i, r] of rounds.entries()) {
       console.log(
-        `round ${i + 1}: POST /leads/ingest, max (closed) ${(r.maxRate.toFixed(0) + ' req/s').padEnd(16)}${ms(pct(r.max.latencies, 50)).padEnd(13)}${ms(pct(r.max.latencies, 99))}`,
+        `round ${i + 1}: POST /leads/ingest, max (closed) ${(r.maxRate.toFixed(0) + ' req/s').padEnd(16)}` +
+          `${ms(pct(r.max.latencies, 50)).padEnd(13)}${ms(pct(r.max.latencies, 99))}`,
       )
       console.log(
-        `round ${i + 1}: half rate (open)                ${((r.half.ok / r.half.seconds).toFixed(0) + ' req/s').padEnd(16)}${ms(pct(r.half.latencies, 50)).padEnd(13)}${ms(pct(r.half.latencies, 99))}`,
+        `round ${i + 1}: half rate (open)                ${((r.half.ok / r.half.seconds).toFixed(0) + ' req/s').padEnd(16)}` +
+          `${ms(pct(r.half.latencies, 50)).padEnd(13)}${ms(pct(r.half.latencies, 99))}`,
       )
       console.log(`  half-rate p99 per ${WINDOW_SECONDS} s window: ${(r.half.windows ?? []).map((x) => x.toFixed(1)).join(' ')} ms`)
       console.log(`  load generator's longest pause per window: ${(r.half.generatorGaps ?? []).map((x) => x.toFixed(1)).join(' ')} ms`)
@@ -709,15 +719,20 @@ async function main() {
     }
     if (sustained) {
       console.log(
-        `sustained ${sustainedSeconds} s, workers running: POST /leads/ingest ${sustained.rate.toFixed(0)} req/s, stored during the run ${sustained.storedRate.toFixed(0)} leads/s; ${sustained.jobs} jobs (${((sustained.rate * sustainedSeconds) / Math.max(1, sustained.jobs)).toFixed(1)} leads each), ${sustained.backlogJobs} left at the end, drained in ${sustained.drainSeconds.toFixed(2)} s`,
+        `sustained ${sustainedSeconds} s, workers running: POST /leads/ingest ${sustained.rate.toFixed(0)} req/s, stored during the run ` +
+          `${sustained.storedRate.toFixed(0)} leads/s; ${sustained.jobs} jobs ` +
+          `(${((sustained.rate * sustainedSeconds) / Math.max(1, sustained.jobs)).toFixed(1)} leads each), ${sustained.backlogJobs} left at the ` +
+          `end, drained in ${sustained.drainSeconds.toFixed(2)} s`,
       )
     }
     const growth = (a: number, b: number) => `${(((b - a) / a) * 100).toFixed(1)}%`
     console.log(
-      `API RSS (${processes} process(es)): idle ${rss.apiIdle.toFixed(0)} MB, after round 1 ${rss.api[0].toFixed(0)} MB, after round 2 ${rss.api[1].toFixed(0)} MB (${growth(rss.api[0], rss.api[1])})`,
+      `API RSS (${processes} process(es)): idle ${rss.apiIdle.toFixed(0)} MB, after round 1 ${rss.api[0].toFixed(0)} MB, after round 2 ` +
+        `${rss.api[1].toFixed(0)} MB (${growth(rss.api[0], rss.api[1])})`,
     )
     console.log(
-      `worker RSS (${workerProcesses} process(es)): idle ${rss.workersIdle.toFixed(0)} MB, after round 1 ${rss.workers[0].toFixed(0)} MB, after round 2 ${rss.workers[1].toFixed(0)} MB (${growth(rss.workers[0], rss.workers[1])})`,
+      `worker RSS (${workerProcesses} process(es)): idle ${rss.workersIdle.toFixed(0)} MB, after round 1 ${rss.workers[0].toFixed(0)} MB, after ` +
+        `round 2 ${rss.workers[1].toFixed(0)} MB (${growth(rss.workers[0], rss.workers[1])})`,
     )
     console.log('')
     const persistRate = r1.leads / r1.drainSeconds
@@ -756,7 +771,8 @@ async function main() {
     console.log('')
     printGoals([...rows, ...startRows])
     console.log(
-      `\naccepted ${accepted} leads (warm-ups included); stored ${stored.rows} contacts with ${stored.phones} distinct phones and ${stored.events} lead.created events; failed requests: ${rounds.reduce((n, r) => n + r.max.failed + r.half.failed, 0)}`,
+      `\naccepted ${accepted} leads (warm-ups included); stored ${stored.rows} contacts with ${stored.phones} distinct phones and ` +
+        `${stored.events} lead.created events; failed requests: ${rounds.reduce((n, r) => n + r.max.failed + r.half.failed, 0)}`,
     )
   } finally {
     await workers?.stop()

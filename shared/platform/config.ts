@@ -154,7 +154,8 @@ function appSecretOf(env: Record<string, string | undefined>): string {
     if (relaxed) return DEV_SECRET
     const nodeEnv = env.NODE_ENV ? `NODE_ENV is "${env.NODE_ENV}"` : 'NODE_ENV is not set'
     throw new ConfigError(
-      `APP_SECRET is required unless NODE_ENV is development or test (${nodeEnv}): set it to a random string of at least 32 characters, e.g. \`openssl rand -base64 48\``,
+      `APP_SECRET is required unless NODE_ENV is development or test (${nodeEnv}): set it to a random string of at least 32 characters, e.g. ` +
+        `\`openssl rand -base64 48\``,
     )
   }
   if (raw.length < 32) throw new ConfigError(`APP_SECRET must be at least 32 characters, got ${raw.length}`)
@@ -308,7 +309,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const metricsPort = env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1, 65535 - Math.max(0, apiProcesses - 1)) : undefined
   if (metricsPort !== undefined && port !== 0 && metricsPort <= port && port < metricsPort + Math.max(1, apiProcesses)) {
     throw new ConfigError(
-      `METRICS_PORT ${metricsPort} to ${metricsPort + Math.max(1, apiProcesses) - 1} (one per API process) would include PORT ${port}: choose another METRICS_PORT`,
+      `METRICS_PORT ${metricsPort} to ${metricsPort + Math.max(1, apiProcesses) - 1} (one per API process) would include PORT ${port}: choose ` +
+        `another METRICS_PORT`,
     )
   }
   return {

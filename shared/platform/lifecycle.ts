@@ -18,7 +18,8 @@ export function exitWithStartupError(error: unknown): never {
 export function portInUseMessage(port: number, shared: boolean): string {
   return shared
     ? `port ${port} is already in use by a process that does not share it (SO_REUSEPORT): stop it or choose another PORT`
-    : `port ${port} is already in use (another instance of this service, or another program): stop it, choose another PORT, or set REUSE_PORT=1 to share the port with other instances on purpose`
+    : `port ${port} is already in use (another instance of this service, or another program): stop it, choose another PORT, or set REUSE_PORT=1 to ` +
+        `share the port with other instances on purpose`
 }
 
 /**

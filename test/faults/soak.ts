@@ -301,11 +301,12 @@ export async function scenarioSoak(h: HarnessContext): Promise<ScenarioResult> {
     }
     const supervisorRss = rssMb(supervisor.pid)
     notes.push(
-      `survivors' RSS from ${s(rssFromMs)} into the load to its end: ${drifts.join('; ') || 'no child lived through the window'}${long ? '' : ' (printed only: the short run is too short to judge drift)'}; the supervisor ${supervisorRss?.toFixed(0)} MB`,
+      `survivors' RSS from ${s(rssFromMs)} into the load to its end: ${drifts.join('; ') || 'no child lived through the window'}` +
+        `${long ? '' : ' (printed only: the short run is too short to judge drift)'}; the supervisor ${supervisorRss?.toFixed(0)} MB`,
     )
-    notes.push(
-      `kills: ${kills.map((k) => `${k.group} pid ${k.pid} (port answered ${s(k.answeredMs)}, replaced ${k.replacedMs === undefined ? '?' : s(k.replacedMs)})`).join('; ')}`,
-    )
+    const killLine = (k: (typeof kills)[number]) =>
+      `${k.group} pid ${k.pid} (port answered ${s(k.answeredMs)}, replaced ${k.replacedMs === undefined ? '?' : s(k.replacedMs)})`
+    notes.push(`kills: ${kills.map(killLine).join('; ')}`)
     notes.push(`statuses: ${summariseStatuses(all)}; ${all.filter((o) => o.retried).length} sent once more after a reset connection`)
     const ms = all.filter((o) => !o.error).map((o) => o.ms)
     return {
