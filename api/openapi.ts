@@ -204,50 +204,63 @@ export function buildOpenApiDocument(app: AnyElysia, version = CONTRACT_VERSION,
   }
   for (const [path, item] of Object.entries<Json>(doc.paths)) {
     for (const op of Object.values<Json>(item)) {
-      if (!path.startsWith('/v1/')) {
-        op.security = []
-        for (const response of Object.values<Json>(op.responses ?? {})) {
-          if (response.description?.startsWith('Response for status')) response.description = describeStatus(response.description)
-        }
-        continue
-      }
-      const spec = operationsById.get(op.operationId)
-      if (spec?.method === 'OPTIONS') {
-        preflightResponses(op)
-        continue
-      }
-      const idempotent = spec?.idempotent ?? false
-      op.security = SECURITY()
-      op.parameters = headerParameters(op.parameters ?? [], idempotent)
-      if (op.parameters.length === 0) delete op.parameters
-      op.responses ??= {}
-      if (spec?.browser) browserResponses(op)
-      // A route documents its own specific problems (e.g. the ingest's 500) with
-      // `detail['x-problem-responses']`: {status: {description, example}}.
-      const specific = op['x-problem-responses'] as Record<string, { description: string; example: unknown }> | undefined
-      delete op['x-problem-responses']
-      for (const [status, r] of Object.entries(specific ?? {})) {
-        op.responses[status] = { description: r.description, content: { 'application/problem+json': { example: r.example } } }
-      }
-      for (const [status, response] of Object.entries(errorResponses)) {
-        op.responses[status] ??= JSON.parse(JSON.stringify(response))
-        const content = op.responses[status].content?.['application/problem+json']
-        if (content) content.schema = { $ref: status === '422' ? '#/components/schemas/ValidationProblem' : '#/components/schemas/Problem' }
-      }
-      if (op.requestBody?.content) {
-        // JSON bodies (api-spec §9); the operations pages call also take form bodies, read by the same schema (contract §16.3).
-        const json = op.requestBody.content['application/json']
-        op.requestBody.content = json ? { 'application/json': json, ...(spec?.browser ? { 'application/x-www-form-urlencoded': { schema: json.schema } } : {}) } : op.requestBody.content
-        if (spec?.browser) op.requestBody.description = FORM_DESCRIPTION
-      }
-      for (const [status, response] of Object.entries<Json>(op.responses)) {
-        if (response.description?.startsWith('Response for status')) response.description = describeStatus(response.description)
-        response.headers = { ...COMMON_HEADERS, ...response.headers, ...(spec?.browser ? { ...CORS_HEADERS, ...RATE_LIMIT_HEADERS } : {}) }
-        if (idempotent && REPLAYABLE.test(status)) response.headers['Idempotent-Replayed'] = REPLAYED_HEADER
-      }
+      if (path.startsWith('/v1/')) documentOperation(op)
+      else documentKeylessOperation(op)
     }
   }
   return withComponents(collapseCoercions(doc))
+}
+
+/** A route outside /v1 (probes, metrics, feeds): no key, and its statuses described. */
+function documentKeylessOperation(op: Json): void {
+  op.security = []
+  for (const response of Object.values<Json>(op.responses ?? {})) {
+    if (response.description?.startsWith('Response for status')) response.description = describeStatus(response.description)
+  }
+}
+
+/** A /v1 operation as the operations table says: its key, headers, problem answers, body types and answer headers. */
+function documentOperation(op: Json): void {
+  const spec = operationsById.get(op.operationId)
+  if (spec?.method === 'OPTIONS') {
+    preflightResponses(op)
+    return
+  }
+  const idempotent = spec?.idempotent ?? false
+  op.security = SECURITY()
+  op.parameters = headerParameters(op.parameters ?? [], idempotent)
+  if (op.parameters.length === 0) delete op.parameters
+  op.responses ??= {}
+  if (spec?.browser) browserResponses(op)
+  problemResponses(op)
+  if (op.requestBody?.content) {
+    // JSON bodies (api-spec §9); the operations pages call also take form bodies, read by the same schema (contract §16.3).
+    const json = op.requestBody.content['application/json']
+    op.requestBody.content = json ? { 'application/json': json, ...(spec?.browser ? { 'application/x-www-form-urlencoded': { schema: json.schema } } : {}) } : op.requestBody.content
+    if (spec?.browser) op.requestBody.description = FORM_DESCRIPTION
+  }
+  for (const [status, response] of Object.entries<Json>(op.responses)) {
+    if (response.description?.startsWith('Response for status')) response.description = describeStatus(response.description)
+    response.headers = { ...COMMON_HEADERS, ...response.headers, ...(spec?.browser ? { ...CORS_HEADERS, ...RATE_LIMIT_HEADERS } : {}) }
+    if (idempotent && REPLAYABLE.test(status)) response.headers['Idempotent-Replayed'] = REPLAYED_HEADER
+  }
+}
+
+/**
+ * The problem+json answers: the route's own (`detail['x-problem-responses']`: {status:
+ * {description, example}}, e.g. the ingest's 500), then every common error status it lacks.
+ */
+function problemResponses(op: Json): void {
+  const specific = op['x-problem-responses'] as Record<string, { description: string; example: unknown }> | undefined
+  delete op['x-problem-responses']
+  for (const [status, r] of Object.entries(specific ?? {})) {
+    op.responses[status] = { description: r.description, content: { 'application/problem+json': { example: r.example } } }
+  }
+  for (const [status, response] of Object.entries(errorResponses)) {
+    op.responses[status] ??= JSON.parse(JSON.stringify(response))
+    const content = op.responses[status].content?.['application/problem+json']
+    if (content) content.schema = { $ref: status === '422' ? '#/components/schemas/ValidationProblem' : '#/components/schemas/Problem' }
+  }
 }
 
 /**
@@ -281,51 +294,59 @@ const SCHEMA_SLOTS = ['items', 'additionalProperties', 'not', 'contains', 'prope
  * shapes with one name stay inline rather than take a made-up name (a test checks none does).
  */
 function withComponents(doc: Json): Json {
-  const components = new Map<string, { schema: Json; key: string }>()
-  const used = new Set<string>()
-  const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
-
-  for (const { name, values, extra } of NAMED_ENUMS) {
-    const schema = { title: name, type: 'string', enum: [...values], ...extra }
-    components.set(name, { schema, key: canonical(schema) })
-  }
-  const enumRef = (node: Json): Json | undefined => {
-    if (!Array.isArray(node.enum)) return undefined
-    const types: unknown[] = Array.isArray(node.type) ? node.type : [node.type]
-    if (types.some((t) => t !== 'string' && t !== 'null')) return undefined
-    const values = node.enum.filter((v: unknown) => v !== null)
-    const named = NAMED_ENUMS.find((e) => e.values.length === values.length && e.values.every((v) => values.includes(v)))
-    if (!named) return undefined
-    used.add(named.name)
-    const rest = omit(node, 'type', 'enum', 'title')
-    return types.includes('null') || node.enum.includes(null) ? { anyOf: [ref(named.name), { type: 'null' }], ...rest } : { ...ref(named.name), ...rest }
-  }
-
-  const nameNested = (node: Json): Json => {
-    for (const [owner, path, name] of NESTED_NAMES) {
-      if (node.title !== owner) continue
-      const parent = path.slice(0, -1).reduce<Json | undefined>((n, step) => (step === '[]' ? n?.items : n?.properties?.[step]), node)
-      const last = path[path.length - 1]
-      const slot = last === '[]' ? parent?.items : parent?.properties?.[last]
-      if (slot && typeof slot === 'object' && slot.title === undefined) slot.title = name
+  const components = new ComponentSchemas()
+  for (const [name, schema] of Object.entries<Json>(doc.components.schemas ?? {})) components.keep(name, schema)
+  for (const item of Object.values<Json>(doc.paths)) {
+    for (const op of Object.values<Json>(item)) {
+      for (const p of op.parameters ?? []) if (p.schema) p.schema = components.visit(p.schema)
+      for (const media of Object.values<Json>(op.requestBody?.content ?? {})) if (media.schema) media.schema = components.visit(media.schema)
+      for (const response of Object.values<Json>(op.responses ?? {})) {
+        for (const media of Object.values<Json>(response.content ?? {})) if (media.schema) media.schema = components.visit(media.schema)
+      }
     }
-    return node
   }
+  doc.components.schemas = components.used()
+  return doc
+}
 
-  const children = (node: Json): Json => {
-    const out: Json = { ...node }
-    for (const key of SCHEMA_MAPS) {
-      if (out[key] && typeof out[key] === 'object') out[key] = Object.fromEntries(Object.entries<Json>(out[key]).map(([k, s]) => [k, visit(s)]))
+const componentRef = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+
+/** Titles the untitled shapes that NESTED_NAMES names inside a titled schema (in place). */
+function nameNested(node: Json): Json {
+  for (const [owner, path, name] of NESTED_NAMES) {
+    if (node.title !== owner) continue
+    const parent = path.slice(0, -1).reduce<Json | undefined>((n, step) => (step === '[]' ? n?.items : n?.properties?.[step]), node)
+    const last = path[path.length - 1]
+    const slot = last === '[]' ? parent?.items : parent?.properties?.[last]
+    if (slot && typeof slot === 'object' && slot.title === undefined) slot.title = name
+  }
+  return node
+}
+
+/** The components found while visiting the operations' schemas, each with its canonical text to tell shapes apart. */
+class ComponentSchemas {
+  private readonly byName = new Map<string, { schema: Json; key: string }>()
+  private readonly usedNames = new Set<string>()
+
+  constructor() {
+    for (const { name, values, extra } of NAMED_ENUMS) {
+      const schema = { title: name, type: 'string', enum: [...values], ...extra }
+      this.byName.set(name, { schema, key: canonical(schema) })
     }
-    for (const key of SCHEMA_LISTS) if (Array.isArray(out[key])) out[key] = out[key].map(visit)
-    for (const key of SCHEMA_SLOTS) if (out[key] && typeof out[key] === 'object' && !Array.isArray(out[key])) out[key] = visit(out[key])
-    return out
   }
 
-  const visit = (schema: Json): Json => {
+  /** A component the document already has, kept under its name. */
+  keep(name: string, schema: Json): void {
+    const root = this.children(nameNested(structuredClone(schema)))
+    this.byName.set(name, { schema: root, key: canonical(root) })
+    this.usedNames.add(name)
+  }
+
+  /** The schema with its titled shapes (and named enums) replaced by references to components. */
+  visit(schema: Json): Json {
     if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return schema
-    const node = children(nameNested(structuredClone(schema)))
-    const named = enumRef(node)
+    const node = this.children(nameNested(structuredClone(schema)))
+    const named = this.enumRef(node)
     if (named) return named
     if (typeof node.title !== 'string') return node
     const name = COMPONENT_NAMES[node.title] ?? node.title
@@ -339,30 +360,42 @@ function withComponents(doc: Json): Json {
       if (Array.isArray(base.enum)) base.enum = base.enum.filter((v: unknown) => v !== null)
     }
     const key = canonical(base)
-    const existing = components.get(name)
+    const existing = this.byName.get(name)
     if (existing && existing.key !== key) return node
-    if (!existing) components.set(name, { schema: base, key })
-    used.add(name)
-    return nullable ? { anyOf: [ref(name), { type: 'null' }] } : ref(name)
+    if (!existing) this.byName.set(name, { schema: base, key })
+    this.usedNames.add(name)
+    return nullable ? { anyOf: [componentRef(name), { type: 'null' }] } : componentRef(name)
   }
 
-  for (const [name, schema] of Object.entries<Json>(doc.components.schemas ?? {})) {
-    const root = children(nameNested(structuredClone(schema)))
-    components.set(name, { schema: root, key: canonical(root) })
-    used.add(name)
+  /** `components.schemas`: the components referenced, by name. */
+  used(): Json {
+    const names = [...this.byName.keys()].filter((n) => this.usedNames.has(n)).sort()
+    return Object.fromEntries(names.map((n) => [n, this.byName.get(n)!.schema]))
   }
-  for (const item of Object.values<Json>(doc.paths)) {
-    for (const op of Object.values<Json>(item)) {
-      for (const p of op.parameters ?? []) if (p.schema) p.schema = visit(p.schema)
-      for (const media of Object.values<Json>(op.requestBody?.content ?? {})) if (media.schema) media.schema = visit(media.schema)
-      for (const response of Object.values<Json>(op.responses ?? {})) {
-        for (const media of Object.values<Json>(response.content ?? {})) if (media.schema) media.schema = visit(media.schema)
-      }
+
+  private children(node: Json): Json {
+    const out: Json = { ...node }
+    const visit = (s: Json) => this.visit(s)
+    for (const key of SCHEMA_MAPS) {
+      if (out[key] && typeof out[key] === 'object') out[key] = Object.fromEntries(Object.entries<Json>(out[key]).map(([k, s]) => [k, visit(s)]))
     }
+    for (const key of SCHEMA_LISTS) if (Array.isArray(out[key])) out[key] = out[key].map(visit)
+    for (const key of SCHEMA_SLOTS) if (out[key] && typeof out[key] === 'object' && !Array.isArray(out[key])) out[key] = visit(out[key])
+    return out
   }
-  const names = [...components.keys()].filter((n) => used.has(n)).sort()
-  doc.components.schemas = Object.fromEntries(names.map((n) => [n, components.get(n)!.schema]))
-  return doc
+
+  /** A string enum with the values of a NAMED_ENUMS entry, as a reference to it (nullable kept). */
+  private enumRef(node: Json): Json | undefined {
+    if (!Array.isArray(node.enum)) return undefined
+    const types: unknown[] = Array.isArray(node.type) ? node.type : [node.type]
+    if (types.some((t) => t !== 'string' && t !== 'null')) return undefined
+    const values = node.enum.filter((v: unknown) => v !== null)
+    const named = NAMED_ENUMS.find((e) => e.values.length === values.length && e.values.every((v) => values.includes(v)))
+    if (!named) return undefined
+    this.usedNames.add(named.name)
+    const rest = omit(node, 'type', 'enum', 'title')
+    return types.includes('null') || node.enum.includes(null) ? { anyOf: [componentRef(named.name), { type: 'null' }], ...rest } : { ...componentRef(named.name), ...rest }
+  }
 }
 
 function omit(node: Json, ...keys: string[]): Json {

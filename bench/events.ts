@@ -56,7 +56,13 @@ function benchUrl(): string {
 // ---- child processes ----
 
 if (f.flags.api) {
-  if (f.flags['no-events']) (await import('../shared/events/record')).disableEventRecordingForBenchmark()
+  if (f.flags['no-events']) {
+    // The "without events" API process records none: this process's event module is replaced
+    // by one that writes no outbox rows (the service itself always records, contract §10.1). The
+    // bench turns off the contacts trigger that appends lead.created in its own database.
+    const { mock } = await import('bun:test')
+    mock.module('../shared/events/record', () => ({ eventRows: () => [], recordEvents: async () => {}, recordEvent: async () => {} }))
+  }
   const { createApp } = await import('../api/app')
   const { createApiDeps } = await import('../api/runtime')
   const deps = await createApiDeps(getConfig(), createLogger('error'))
@@ -143,7 +149,8 @@ async function newBusiness(name: string): Promise<{ id: number; key: string }> {
   const [{ id }] = await sql<{ id: number }[]>`insert into businesses (name) values (${name}) returning id`
   businessIds.push(id)
   const k = generateApiKey()
-  await sql`insert into api_keys (business_id, key_id, secret_hash, name, scopes) values (${id}, ${k.keyId}, ${k.secretHash}, 'bench', ${sql.array(['properties:read', 'properties:write', 'leads:read', 'leads:write', 'leads:ingest', 'webhooks:write'])})`
+  const scopes = ['properties:read', 'properties:write', 'leads:read', 'leads:write', 'leads:ingest', 'webhooks:write']
+  await sql`insert into api_keys (business_id, key_id, secret_hash, name, scopes) values (${id}, ${k.keyId}, ${k.secretHash}, 'bench', ${sql.array(scopes)})`
   return { id, key: k.apiKey }
 }
 

@@ -47,18 +47,14 @@ async function seed(): Promise<number> {
     if (existing) await sql`delete from businesses where id = ${existing.id}`
     const business = await createBusiness(deps, name)
     // One listing made by the real operations is the template; the rest are its copies.
-    const created = await createProperty(deps, {
-      businessId: business.id, apiKeyId: 0, idempotencyKey: undefined,
-      input: {
-        operations: ['venta', 'alquiler'], type: 'apartamento', subtype: 'atico', title: 'Ático con terraza y vistas al mar',
-        description: '<p>Luminoso ático reformado con terraza de 40 m², cocina equipada y plaza de garaje.</p>'.repeat(4),
-        pricing: { sale: 320000, rent: 1400 }, location: { city: 'Valencia', province: 'Valencia', postal_code: '46004', address: 'Calle de Colón 12', coordinates: { latitude: 39.4699, longitude: -0.3763 }, visibility: 'approximate' },
-        area: { total: 120, built: 110 }, bedrooms: 3, bathrooms: 2,
-        characteristics: { energy_certificate: 'C', elevator: true, translations: { en: { title: 'Penthouse', description: 'Bright penthouse with a sea-view terrace.' } } },
-        features: [{ key: 'terraza', label: 'Terraza', value: true }, { key: 'garaje', label: 'Garaje', value: true }],
-      },
-    })
-    const templateId = created.body.id
+    const templateId = await deps.database.db.transaction((tx) => createProperty(tx, business.id, {
+      operations: ['venta', 'alquiler'], type: 'apartamento', subtype: 'atico', title: 'Ático con terraza y vistas al mar',
+      description: '<p>Luminoso ático reformado con terraza de 40 m², cocina equipada y plaza de garaje.</p>'.repeat(4),
+      pricing: { sale: 320000, rent: 1400 }, location: { city: 'Valencia', province: 'Valencia', postal_code: '46004', address: 'Calle de Colón 12', coordinates: { latitude: 39.4699, longitude: -0.3763 }, visibility: 'approximate' },
+      area: { total: 120, built: 110 }, bedrooms: 3, bathrooms: 2,
+      characteristics: { energy_certificate: 'C', elevator: true, translations: { en: { title: 'Penthouse', description: 'Bright penthouse with a sea-view terrace.' } } },
+      features: [{ key: 'terraza', label: 'Terraza', value: true }, { key: 'garaje', label: 'Garaje', value: true }],
+    }))
     await publishProperty(deps, business.id, templateId)
     const images = JSON.stringify(Array.from({ length: 10 }, (_, i) => ({ id: crypto.randomUUID(), url: `https://cdn.example.com/images/${crypto.randomUUID().replace(/-/g, '')}.jpg`, order: i + 1, is_primary: i === 0, title: '' })))
     await sql`update catalogue_entries set doc = jsonb_set(doc::jsonb, '{images}', ${images}::text::jsonb)::json where property_id = ${templateId}`
@@ -68,12 +64,16 @@ async function seed(): Promise<number> {
       await sql.begin(async (tx) => {
         await tx`
           with copies as (
-            insert into properties (business_id, operations, type, subtype, title, description, price_sale, price_rent, location, area, bedrooms, bathrooms, characteristics, features, published_at)
-            select business_id, operations, type, subtype, title || ' ' || g, description, price_sale + g, price_rent, location, area, bedrooms, bathrooms, characteristics, features, now()
+            insert into properties (business_id, operations, type, subtype, title, description, price_sale, price_rent, location, area, bedrooms, bathrooms,
+              characteristics, features, published_at)
+            select business_id, operations, type, subtype, title || ' ' || g, description, price_sale + g, price_rent, location, area, bedrooms, bathrooms,
+              characteristics, features, now()
             from properties, generate_series(1, ${n}) g where id = ${templateId}
             returning id)
-          insert into catalogue_entries (property_id, business_id, doc, status, operations, type, subtype_key, city_lc, price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, geog, updated_at, changed_at, tsv)
-          select copies.id, e.business_id, jsonb_set(e.doc::jsonb, '{id}', to_jsonb(copies.id))::json, e.status, e.operations, e.type, e.subtype_key, e.city_lc, e.price_sale, e.price_rent, e.price_transfer, e.bedrooms, e.is_featured, e.rental_kind, e.geog, e.updated_at, e.changed_at, e.tsv
+          insert into catalogue_entries (property_id, business_id, doc, status, operations, type, subtype_key, city_lc, price_sale, price_rent, price_transfer,
+            bedrooms, is_featured, rental_kind, geog, updated_at, changed_at, tsv)
+          select copies.id, e.business_id, jsonb_set(e.doc::jsonb, '{id}', to_jsonb(copies.id))::json, e.status, e.operations, e.type, e.subtype_key, e.city_lc,
+            e.price_sale, e.price_rent, e.price_transfer, e.bedrooms, e.is_featured, e.rental_kind, e.geog, e.updated_at, e.changed_at, e.tsv
           from copies, catalogue_entries e where e.property_id = ${templateId}`
       })
       process.stderr.write(`  seeded ${Math.min(done + batch, LISTINGS).toLocaleString()} / ${LISTINGS.toLocaleString()}\n`)

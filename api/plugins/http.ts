@@ -15,7 +15,7 @@ import type { AppDeps } from '../deps'
 import { matchedRoute } from '../elysia-adapter'
 import { validationDetail } from '../../shared/platform/validation'
 import { problemResponse, toProblem } from '../problems'
-import { recordRefusal } from '../../shared/platform/idempotency'
+import { ClaimedRefusal } from '../../shared/platform/idempotency'
 import { metaByRequest, type RequestMeta } from '../request-meta'
 import { isRefusedPath } from '../raw-path'
 import { plainJson } from '../../shared/platform/plain-json'
@@ -59,6 +59,39 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys' | '
     Object.assign(set.headers, meta.headers)
   }
 
+  /**
+   * Authentication is route-independent and reads headers only, so it runs first: a bad key is a
+   * 401 whatever else is wrong with the request, and no byte of an anonymous body is ever read —
+   * except a form post to a page's operation, whose key may be in a field (§16.3): its body is
+   * read first, under the same limits, and returned. Scopes are checked per route
+   * (plugins/auth.ts). A publishable key is then admitted (origin, limits) by admitBrowser.
+   */
+  async function authenticate(request: Request, set: { headers: Record<string, string | number> }, meta: RequestMeta, path: string): Promise<FormBody | undefined> {
+    const headerKey = readKeyHeader(request.headers)
+    let form: FormBody | undefined
+    if (headerKey === null && isFormPost(request) && isBrowserPath(path)) {
+      checkBody(request, path, isBrowserPath)
+      form = splitForm(await readFormBody(request, meta))
+      if (form.apiKey === undefined) throw new AppError('unauthorized', 'Missing API key: send it in the api_key field of the form, or in the X-Api-Key header')
+      meta.auth = await deps.keys.authenticateFormKey(form.apiKey)
+    } else {
+      if (headerKey === null) throw new AppError('unauthorized', 'Missing API key: send it in the X-Api-Key header')
+      meta.auth = await deps.keys.authenticateKey(headerKey)
+    }
+    // A refusal of the origin or the limits is answered at `_redirect` when it is a good one.
+    let redirectRefusal: unknown
+    if (form?.redirect !== undefined) {
+      try {
+        meta.redirect = redirectTarget(meta.auth.browser, form.redirect)
+      } catch (error) {
+        redirectRefusal = error
+      }
+    }
+    if (meta.auth.browser) await admitBrowser(request, set, meta, path)
+    if (redirectRefusal) throw redirectRefusal
+    return form
+  }
+
   return new Elysia({ name: 'http' })
     .onRequest(async ({ request, set }) => {
       const incoming = request.headers.get('x-request-id')
@@ -79,46 +112,8 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys' | '
       if (!meta.api) return
       // A CORS preflight carries no key (§16.2): its route answers it.
       if (request.method === 'OPTIONS' && isBrowserPath(path)) return
-      // Authentication is route-independent and reads headers only, so it runs first: a bad key
-      // is a 401 whatever else is wrong with the request, and no byte of an anonymous body is
-      // ever read — except a form post to a page's operation, whose key may be in a field
-      // (§16.3): its body is read first, under the same limits. Scopes are checked per route
-      // (plugins/auth.ts).
-      const headerKey = readKeyHeader(request.headers)
-      let form: FormBody | undefined
-      if (headerKey === null && isFormPost(request) && isBrowserPath(path)) {
-        checkBody(request, path, isBrowserPath)
-        form = splitForm(await readFormBody(request, meta))
-        if (form.apiKey === undefined) throw new AppError('unauthorized', 'Missing API key: send it in the api_key field of the form, or in the X-Api-Key header')
-        meta.auth = await deps.keys.authenticateFormKey(form.apiKey)
-      } else {
-        if (headerKey === null) throw new AppError('unauthorized', 'Missing API key: send it in the X-Api-Key header')
-        meta.auth = await deps.keys.authenticateKey(headerKey)
-      }
-      // A refusal of the origin or the limits is answered at `_redirect` when it is a good one.
-      let redirectRefusal: unknown
-      if (form?.redirect !== undefined) {
-        try {
-          meta.redirect = redirectTarget(meta.auth.browser, form.redirect)
-        } catch (error) {
-          redirectRefusal = error
-        }
-      }
-      if (meta.auth.browser) await admitBrowser(request, set, meta, path)
-      if (redirectRefusal) throw redirectRefusal
-      if (!form) {
-        const kind = checkBody(request, path, isBrowserPath)
-        if (kind === 'json') await inspectJsonBody(request, meta)
-        else if (kind === 'form') {
-          form = splitForm(await readFormBody(request, meta))
-          if (form.apiKey !== undefined) throw new AppError('unauthorized', 'Send the API key once: in the X-Api-Key header or in the api_key field, not both')
-          if (form.redirect !== undefined) meta.redirect = redirectTarget(meta.auth.browser, form.redirect)
-        }
-      }
-      if (form) {
-        meta.form = form
-        meta.honeypot = form.gotcha
-      }
+      const form = await authenticate(request, set, meta, path)
+      await readBody(request, meta, path, form)
     })
     // The body was read once by inspectJsonBody (the stream is consumed); parse that text.
     // Outside /v1 the only body is the local storage PUT, which streams the raw request itself
@@ -165,8 +160,8 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys' | '
       }
       const text = typeof body === 'string' ? body : plainJson(body)
       // A refusal of an idempotent request is its key's answer: stored as exactly this text, so
-      // a replay is the same bytes (shared/platform/idempotency.ts). No-op for other errors.
-      await recordRefusal(error, status, text)
+      // a replay is the same bytes (shared/platform/idempotency.ts).
+      if (error instanceof ClaimedRefusal) await error.storeAnswer(status, text)
       const extra = meta.headers ? { ...meta.headers, ...headers } : headers
       // A plain form is sent back to its page, the refusal named in the query (§16.3).
       if (meta.redirect && status >= 400 && status < 500) {
@@ -200,6 +195,27 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys' | '
         business_id: meta.auth?.business.id,
       })
     })
+}
+
+/**
+ * The body of an authenticated request, within its limits (api/request-body.ts): a JSON body's
+ * text kept for onParse, a form's fields split from its `api_key`, `_redirect` and `_gotcha`.
+ * `form` is the form authentication already read, if any.
+ */
+async function readBody(request: Request, meta: RequestMeta, path: string, form: FormBody | undefined): Promise<void> {
+  if (!form) {
+    const kind = checkBody(request, path, isBrowserPath)
+    if (kind === 'json') await inspectJsonBody(request, meta)
+    else if (kind === 'form') {
+      form = splitForm(await readFormBody(request, meta))
+      if (form.apiKey !== undefined) throw new AppError('unauthorized', 'Send the API key once: in the X-Api-Key header or in the api_key field, not both')
+      if (form.redirect !== undefined) meta.redirect = redirectTarget(meta.auth!.browser, form.redirect)
+    }
+  }
+  if (form) {
+    meta.form = form
+    meta.honeypot = form.gotcha
+  }
 }
 
 /** A value Elysia would write as JSON: a plain object or an array. */

@@ -7,6 +7,7 @@ import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
 import { idempotentAnswer } from '../idempotent-answer'
 import { authPlugin } from '../plugins/auth'
+import { idempotent } from '../../shared/platform/idempotency'
 import { CreatedResponse, IdempotencyKeyHeader, idParam, pathIdsToNumbers } from '../../shared/platform/schemas'
 import {
   createProperty, deleteProperty, getPrivateProperty, getPublicPropertyText, listCatalogue, publishProperty, unpublishProperty, updateProperty,
@@ -27,7 +28,10 @@ export const propertyRoutes = (deps: AppDeps) => {
     .post(
       '/properties',
       async ({ auth, body, headers, set }) => {
-        const result = await createProperty(deps, { businessId: auth.business.id, apiKeyId: auth.apiKeyId, idempotencyKey: headers['idempotency-key'], input: body })
+        const result = await idempotent(deps.database.db, { apiKeyId: auth.apiKeyId, operation: 'createProperty', key: headers['idempotency-key'], body }, async (tx) => {
+          const id = await createProperty(tx, auth.business.id, body)
+          return { status: 201, body: { status: 'ok' as const, id } }
+        })
         return idempotentAnswer(set, result)
       },
       {
@@ -46,7 +50,9 @@ export const propertyRoutes = (deps: AppDeps) => {
       async ({ auth, query }) => {
         const page = await listCatalogue(deps, auth.business.id, query)
         // The page's docs arrive as JSON bytes from PostgreSQL and are spliced in as they are.
-        const tail = `],"count":${page.count},"count_relation":"${page.countRelation}","limit":${page.limit},"offset":${page.offset},"filters":${JSON.stringify(page.filters)},"authenticated_as":${JSON.stringify(auth.business.name)}}`
+        const tail =
+          `],"count":${page.count},"count_relation":"${page.countRelation}","limit":${page.limit},"offset":${page.offset},` +
+          `"filters":${JSON.stringify(page.filters)},"authenticated_as":${JSON.stringify(auth.business.name)}}`
         return jsonResponse(new Blob([LIST_HEAD, page.data, tail]))
       },
       {

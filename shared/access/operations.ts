@@ -80,9 +80,5 @@ export type OperationId = keyof typeof OPERATIONS
 
 export const operationSpec = (id: OperationId): OperationSpec => OPERATIONS[id]
 
-const byRoute = new Map(Object.entries(OPERATIONS).map(([id, op]) => [`${op.method} ${op.path}`, id as OperationId]))
 /** The paths of the operations pages call (contract §16): CORS and form bodies apply there only. */
 export const BROWSER_PATHS: ReadonlySet<string> = new Set(Object.values<OperationSpec>(OPERATIONS).filter((op) => op.browser).map((op) => op.path))
-
-/** The operation served at this method and (Elysia) route path, if any. */
-export const operationAt = (method: string, path: string): OperationId | undefined => byRoute.get(`${method} ${path}`)

@@ -17,22 +17,10 @@ export interface NewEvent {
 }
 
 /**
- * `bun run bench events` measures the write paths with and without events side by side: its
- * "without events" API process turns recording off here (and the bench turns off the contacts
- * trigger that appends lead.created in its own database). Nothing else calls it; the service
- * always records (contract §10.1: no change without its event).
- */
-let recording = true
-export function disableEventRecordingForBenchmark(): void {
-  recording = false
-}
-
-/**
  * The outbox rows of `events`, for a query that writes them together with its change
- * (executeWithEvents and the like); none while the benchmark has recording off.
+ * (executeWithEvents and the like).
  */
 export function eventRows(events: NewEvent[]): NewEventRow[] {
-  if (!recording) return []
   return events.map((e) => ({
     type: e.type,
     // Written once here, numbers in plain decimals (contract §15): GET /events sends this text as it is.

@@ -13,7 +13,6 @@ import { countProperties, findProperty, insertProperty, isOwnerContact, setPubli
 import type { PropertyRow } from '../../db/schema'
 import { requireBusiness } from '../access/accounts'
 import { AppError, notFound, type FieldError } from '../platform/errors'
-import { idempotent, type IdempotentResult } from '../platform/idempotency'
 import type { JobPayload } from '../platform/jobs'
 import type { CreatedResponse } from '../platform/schemas'
 import { readFor } from '../platform/read-replica'
@@ -62,25 +61,17 @@ async function writeProperty(deps: ListingsDeps, businessId: number, propertyId:
   return { status: 'ok', id: propertyId }
 }
 
-export interface NewProperty {
-  businessId: number
-  /** With `idempotencyKey`, the scope of the Idempotency-Key (api-spec §8). */
-  apiKeyId: number
-  idempotencyKey: string | undefined
-  input: PropertyCreate
-}
-
-/** Creates a private draft; with an Idempotency-Key, a retry within 24 h gets the original answer back. */
-export function createProperty(deps: ListingsDeps, request: NewProperty): Promise<IdempotentResult<Saved>> {
-  const scope = { apiKeyId: request.apiKeyId, operation: 'createProperty', key: request.idempotencyKey, body: request.input } as const
-  return idempotent(deps.database.db, scope, async (tx) => {
-    await checkInput(tx, request.businessId, request.input)
-    const id = await insertProperty(tx, request.businessId, inputToColumns(request.input))
-    // A new property is a draft: no catalogue row until it is published (api-spec §4.2).
-    // contract §10.1: `{id, published}` and the private fields sent.
-    await recordEvents(tx, request.businessId, [{ type: 'property.created', object: { id, published: false, ...request.input } }])
-    return { status: 201, body: { status: 'ok' as const, id } }
-  })
+/**
+ * Creates a private draft in the caller's transaction: POST /properties wraps it in
+ * `idempotent()`, so a 422 is stored with the Idempotency-Key like an answer. Returns its id.
+ */
+export async function createProperty(tx: Db, businessId: number, input: PropertyCreate): Promise<number> {
+  await checkInput(tx, businessId, input)
+  const id = await insertProperty(tx, businessId, inputToColumns(input))
+  // A new property is a draft: no catalogue row until it is published (api-spec §4.2).
+  // contract §10.1: `{id, published}` and the private fields sent.
+  await recordEvents(tx, businessId, [{ type: 'property.created', object: { id, published: false, ...input } }])
+  return id
 }
 
 /** contract §3.2: the patch merges into the stored record, and the merged record must pass the creation rules. */

@@ -170,30 +170,10 @@ export function publishedPoint(location: StoredLocation): { lat: number; lon: nu
     : { lat: roundCoord(c.latitude), lon: roundCoord(c.longitude) }
 }
 
+/** The public representation of a property: its fields, then where it is as far as its visibility allows. */
 export function toPublicProperty(row: PrivatePropertyRow, images: readonly ReadyImageRow[], videos: readonly ReadyVideo[] = []): PublicProperty {
   const location = row.location as StoredLocation
   const area = row.area as StoredArea
-  const privacy = privacyOf(location)
-  // jsonb written only from a validated PropertyCharacteristics (contract §3.1).
-  const characteristics = (row.characteristics ?? {}) as Static<typeof PropertyCharacteristics>
-
-  const priceCalc: { price_alq?: number; price_trasp?: number } = {}
-  if (row.priceRent !== null) priceCalc.price_alq = row.priceRent
-  if (row.priceTransfer !== null) priceCalc.price_trasp = row.priceTransfer
-
-  // Key order as published since 1.0: characteristics, area extras, privacy, building, prices.
-  const specs: PropertyView['specs'] = {
-    ...characteristics,
-    ...(characteristics.translations ? { translations: publicTranslations(characteristics.translations) } : {}),
-    ...(area.usable !== undefined ? { usable_area: area.usable } : {}),
-    ...(area.built !== undefined ? { size_built: area.built } : {}),
-    ...(area.plot !== undefined ? { plot_size: area.plot } : {}),
-    address_privacy: privacy,
-    ...(privacy === 'public' && location.building_name ? { building_name: location.building_name } : {}),
-    price_calc: priceCalc,
-  }
-
-  const sorted = [...images].sort((a, b) => a.position - b.position)
   const out: PublicProperty = {
     id: row.id,
     operation: joinOperations(row.operations),
@@ -206,9 +186,9 @@ export function toPublicProperty(row: PrivatePropertyRow, images: readonly Ready
     bathrooms: row.bathrooms,
     // Portals insert it into their pages: only the allow-list of contract §15 is published.
     description: sanitizeDescription(row.description),
-    images: sorted.map((img, i) => ({ id: img.id, url: img.publicUrl, order: i + 1, is_primary: img.isPrimary, title: img.title })),
+    images: publicImages(images),
     videos: publicVideos(videos),
-    specs,
+    specs: publicSpecs(row, location, area),
     features: ((row.features ?? []) as { key: string; label: string; value: string | number | boolean; isextra?: boolean }[]).map((f) => ({
       key: f.key,
       label: f.label,
@@ -222,18 +202,50 @@ export function toPublicProperty(row: PrivatePropertyRow, images: readonly Ready
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   }
-  if (location.province !== undefined) out.province = location.province
-  if (privacy !== 'hidden') {
-    if (location.postal_code !== undefined) out.postal_code = location.postal_code
-    const address = privacy === 'public' ? publicAddress(location) : approximateAddress(location)
-    if (address !== undefined) out.address = address
-    const point = publishedPoint(location)
-    if (point) {
-      out.lat = point.lat
-      out.lon = point.lon
-    }
+  return Object.assign(out, publicPlace(location))
+}
+
+/** Ready images in position order, numbered from 1. */
+function publicImages(images: readonly ReadyImageRow[]): PropertyView['images'] {
+  return [...images].sort((a, b) => a.position - b.position).map((img, i) => ({ id: img.id, url: img.publicUrl, order: i + 1, is_primary: img.isPrimary, title: img.title }))
+}
+
+/** `specs`: the characteristics, the area beyond its total, the address privacy, the building (when public) and the other prices. */
+function publicSpecs(row: PrivatePropertyRow, location: StoredLocation, area: StoredArea): PropertyView['specs'] {
+  const privacy = privacyOf(location)
+  // jsonb written only from a validated PropertyCharacteristics (contract §3.1).
+  const characteristics = (row.characteristics ?? {}) as Static<typeof PropertyCharacteristics>
+  const priceCalc: { price_alq?: number; price_trasp?: number } = {}
+  if (row.priceRent !== null) priceCalc.price_alq = row.priceRent
+  if (row.priceTransfer !== null) priceCalc.price_trasp = row.priceTransfer
+  // Key order as published since 1.0: characteristics, area extras, privacy, building, prices.
+  return {
+    ...characteristics,
+    ...(characteristics.translations ? { translations: publicTranslations(characteristics.translations) } : {}),
+    ...(area.usable !== undefined ? { usable_area: area.usable } : {}),
+    ...(area.built !== undefined ? { size_built: area.built } : {}),
+    ...(area.plot !== undefined ? { plot_size: area.plot } : {}),
+    address_privacy: privacy,
+    ...(privacy === 'public' && location.building_name ? { building_name: location.building_name } : {}),
+    price_calc: priceCalc,
   }
-  return out
+}
+
+/** The province, and unless the location is hidden its postal code, address and point (exact or approximate). */
+function publicPlace(location: StoredLocation): Pick<PropertyView, 'province' | 'postal_code' | 'address' | 'lat' | 'lon'> {
+  const place: Pick<PropertyView, 'province' | 'postal_code' | 'address' | 'lat' | 'lon'> = {}
+  if (location.province !== undefined) place.province = location.province
+  const privacy = privacyOf(location)
+  if (privacy === 'hidden') return place
+  if (location.postal_code !== undefined) place.postal_code = location.postal_code
+  const address = privacy === 'public' ? publicAddress(location) : approximateAddress(location)
+  if (address !== undefined) place.address = address
+  const point = publishedPoint(location)
+  if (point) {
+    place.lat = point.lat
+    place.lon = point.lon
+  }
+  return place
 }
 
 /** rental_kind column: what `rental_type` filters on (api-spec §4.3). */

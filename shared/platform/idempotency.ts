@@ -28,8 +28,6 @@ const WAIT_FOR_TWIN_MS = 10_000
 const RECHECK_MS = 500
 /** An in-progress claim older than this belongs to a request that died; it may be taken over. */
 const ABANDONED_AFTER_MS = 60_000
-/** A refusal not recorded by the HTTP tier within this time releases its key instead (see recordRefusal). */
-const RECORD_REFUSAL_MS = 5000
 const DAY_MS = 24 * 3600 * 1000
 
 export function requestHash(body: unknown): string {
@@ -57,19 +55,18 @@ export class ReplayedRefusal extends AppError {
   }
 }
 
-/** Refusals thrown by a claimed request, waiting for their problem+json text to be stored. */
-const unrecorded = new WeakMap<AppError, (status: number, text: string) => Promise<void>>()
-
 /**
- * Stores a refusal as the exact problem+json text the HTTP tier rendered for it, completing the
- * claim (and waking its twins). A no-op for any other error. The text carries the request id,
- * which only the HTTP tier knows, so the refusal is stored here rather than where it was thrown.
+ * A refusal (4xx) thrown by the handler of a request that holds its key's claim: the key's answer
+ * too. The HTTP tier renders it like the refusal it wraps (same code, detail and fields) and
+ * stores the exact problem+json text it sends with `storeAnswer`, completing the claim and waking
+ * its twins; the text carries the request id, which only the HTTP tier knows. Should it never be
+ * stored, the claim is taken over after ABANDONED_AFTER_MS like that of a request that died.
  */
-export async function recordRefusal(error: unknown, status: number, text: string): Promise<void> {
-  const record = error instanceof AppError ? unrecorded.get(error) : undefined
-  if (!record) return
-  unrecorded.delete(error as AppError)
-  await record(status, text)
+export class ClaimedRefusal extends AppError {
+  constructor(readonly refusal: AppError, readonly storeAnswer: (status: number, text: string) => Promise<void>) {
+    super(refusal.code, refusal.detail, { errors: refusal.errors, extra: refusal.extra, cause: refusal })
+    this.name = 'ClaimedRefusal'
+  }
 }
 
 /**
@@ -146,17 +143,8 @@ async function runClaimed<B>(db: Db, claimId: number, handler: (tx: Tx) => Promi
     return { ...result, replayed: false }
   } catch (error) {
     if (error instanceof AppError && error.status < 500) {
-      // A refusal is an answer too, stored as the problem+json text that is sent for it
-      // (recordRefusal, from the HTTP tier). Should nothing record it, the key is released.
-      const timer = setTimeout(() => {
-        if (unrecorded.delete(error)) void releaseIdempotencyKey(db, claimId).catch(() => {})
-      }, RECORD_REFUSAL_MS)
-      timer.unref?.()
-      unrecorded.set(error, async (status, text) => {
-        clearTimeout(timer)
-        await completeIdempotencyKey(db, claimId, status, text).catch(() => releaseIdempotencyKey(db, claimId).catch(() => {}))
-      })
-      throw error
+      // A refusal is an answer too, stored as the problem+json text that is sent for it.
+      throw new ClaimedRefusal(error, (status, text) => completeIdempotencyKey(db, claimId, status, text).catch(() => releaseIdempotencyKey(db, claimId).catch(() => {})))
     }
     await releaseIdempotencyKey(db, claimId).catch(() => {})
     throw error

@@ -115,10 +115,6 @@ export function refusedReason(address: string): string | null {
   return contains(GLOBAL_UNICAST_RANGE, v6) ? null : GLOBAL_UNICAST_RANGE.reason
 }
 
-export function isPublicAddress(address: string): boolean {
-  return refusedReason(address) === null
-}
-
 function formatIPv4(value: bigint): string {
   return [24n, 16n, 8n, 0n].map((s) => String((value >> s) & 0xffn)).join('.')
 }

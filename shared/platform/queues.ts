@@ -95,19 +95,27 @@ export class Queues {
     const def = JOBS[kind]
     if (!checkerOf(kind).Check(payload)) throw new Error(`invalid ${kind} payload`)
     try {
-      return await this.get(def.queue).add(def.name, payload, { ...this.optionsOf(kind), jobId: def.jobId(payload as never), ...options })
+      return await this.get(def.queue).add(def.name, payload, { ...this.keyedOptionsOf(kind, payload), ...options })
     } catch (error) {
       throw asRedisFailure(error)
     }
   }
 
+  /** Many jobs of one kind in one round trip; each gets what `enqueue` would give it. */
   async enqueueBulk<K extends JobKind>(kind: K, payloads: JobPayload<K>[]) {
     const def = JOBS[kind]
+    if (!payloads.every((payload) => checkerOf(kind).Check(payload))) throw new Error(`invalid ${kind} payload`)
     try {
-      return await this.get(def.queue).addBulk(payloads.map((data) => ({ name: def.name, data, opts: { ...this.optionsOf(kind), jobId: def.jobId(data as never) } })))
+      return await this.get(def.queue).addBulk(payloads.map((data) => ({ name: def.name, data, opts: this.keyedOptionsOf(kind, data) })))
     } catch (error) {
       throw asRedisFailure(error)
     }
+  }
+
+  /** The kind's options with the job id and deduplication the catalog derives from this payload. */
+  private keyedOptionsOf<K extends JobKind>(kind: K, payload: JobPayload<K>): JobsOptions {
+    const def: { jobId: (p: never) => string | undefined; deduplication?: (p: never) => JobsOptions['deduplication'] } = JOBS[kind]
+    return { ...this.optionsOf(kind), jobId: def.jobId(payload as never), ...(def.deduplication && { deduplication: def.deduplication(payload as never) }) }
   }
 
   /**

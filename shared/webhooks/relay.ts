@@ -70,13 +70,6 @@ export async function relayOnce(deps: Deps, limit = RELAY_BATCH, after = 0): Pro
   return relayed
 }
 
-/** Relays until nothing is left (tests and tools that need every recorded event sequenced now). */
-export async function relayAll(deps: Deps): Promise<number> {
-  let total = 0
-  for (let n = RELAY_BATCH; n >= RELAY_BATCH; total += n) n = (await relayOnce(deps)).events
-  return total
-}
-
 /** Wakes the runners of endpoints with due deliveries (retries whose time came, leases that ended). */
 export async function wakeDueEndpoints(deps: Deps): Promise<number> {
   const ids = await endpointsWithDueDeliveries(deps.database.db, 10_000)

@@ -19,7 +19,7 @@ import { orientedJpeg, smallWebp, uploadFiles, waitForUpload } from '../helpers/
 import { MEDIA_QUEUES } from '../helpers/media-flow'
 import { createPublished } from '../helpers/properties'
 import { makeVideo, uploadVideo, waitForVideo } from '../helpers/videos'
-import { relayAll } from '../../shared/webhooks/relay'
+import { relayAll } from '../helpers/relay'
 
 let ctx: TestContext
 let workers: RunningWorkers

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { OPERATIONS, operationAt } from '../../shared/access/operations'
+import { OPERATIONS } from '../../shared/access/operations'
 import { createTestContext, type TestContext } from '../helpers/context'
 
 // The operations table is the one list of public operations: the app serves exactly its rows,
@@ -12,7 +12,8 @@ afterAll(() => ctx.close())
 
 test('every /v1 route is a row of the operations table, and every row is served', () => {
   const served = ctx.app.routes.filter((r) => r.path.startsWith('/v1/')).map((r) => `${r.method} ${r.path}`)
-  for (const route of served) expect(operationAt(...(route.split(' ') as [string, string])), route).toBeDefined()
+  const rows = Object.values(OPERATIONS).map((op) => `${op.method} ${op.path}`)
+  for (const route of served) expect(rows, route).toContain(route)
   for (const [id, op] of Object.entries(OPERATIONS)) expect(served, id).toContain(`${op.method} ${op.path}`)
 })
 

@@ -12,7 +12,7 @@ import { call, createTestContext, eventually, seedBusiness, type SeededBusiness,
 import { createLead } from '../helpers/leads'
 import { configureEndpoint, inquiryBody } from '../helpers/outreach'
 import { createProperty, createPublished, propertyBody } from '../helpers/properties'
-import { relayAll } from '../../shared/webhooks/relay'
+import { relayAll } from '../helpers/relay'
 
 let ctx: TestContext
 let biz: SeededBusiness

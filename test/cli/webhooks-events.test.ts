@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { call, createTestContext, seedBusiness, type TestContext } from '../helpers/context'
 import { createLead } from '../helpers/leads'
 import { createEndpoint } from '../helpers/webhooks'
-import { relayAll } from '../../shared/webhooks/relay'
+import { relayAll } from '../helpers/relay'
 
 // Each test spawns the CLI as a real process, some several times: seconds each on a loaded machine.
 setDefaultTimeout(60_000)

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import postgres from 'postgres'
 import { appendEvents } from '../../db/queries/events'
-import { relayAll, RELAY_KEY_LAG, startWebhookRelay } from '../../shared/webhooks/relay'
+import { RELAY_KEY_LAG, startWebhookRelay } from '../../shared/webhooks/relay'
+import { relayAll } from '../helpers/relay'
 import { createTestContext, eventually, seedBusiness, type TestContext } from '../helpers/context'
 
 let ctx: TestContext
