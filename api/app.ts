@@ -24,8 +24,13 @@ import { docsRoutes } from './routes/docs'
 export function createApp(deps: AppDeps) {
   let openapi: string | undefined
   let self: AnyElysia | undefined
+  // Requests (and the routes they look up) only arrive once createApp has returned the app.
+  const built = (): AnyElysia => {
+    if (!self) throw new Error('the app was used before createApp returned it')
+    return self
+  }
   const app = new Elysia({ normalize: false, aot: true })
-    .use(httpPlugin(deps, routeFinder(() => self!)))
+    .use(httpPlugin(deps, routeFinder(built)))
     .use(readYourWritesPlugin(deps))
     .use(opsRoutes(deps))
     .use(meRoutes)
@@ -41,7 +46,7 @@ export function createApp(deps: AppDeps) {
     .get('/openapi.json', ({ set }) => {
       set.headers['content-type'] = 'application/json'
       // Built on first request, once every route is registered.
-      openapi ??= JSON.stringify(buildOpenApiDocument(self!, CONTRACT_VERSION, deps.config.publicUrl))
+      openapi ??= JSON.stringify(buildOpenApiDocument(built(), CONTRACT_VERSION, deps.config.publicUrl))
       return openapi
     }, { detail: { hide: true } })
     .use(docsRoutes())

@@ -41,7 +41,10 @@ export class Metrics {
   observeRequest(method: string, route: string, status: number, seconds: number): void {
     const key = `${method}\u0000${route}\u0000${status}`
     let s = this.requests.get(key)
-    if (!s) this.requests.set(key, (s = { count: 0, sum: 0, buckets: BUCKETS.map(() => 0) }))
+    if (!s) {
+      s = { count: 0, sum: 0, buckets: BUCKETS.map(() => 0) }
+      this.requests.set(key, s)
+    }
     s.count++
     s.sum += seconds
     for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]) s.buckets[i]++
@@ -55,9 +58,9 @@ export class Metrics {
     const hist = ['# HELP http_request_duration_seconds HTTP request latency by route and status.', '# TYPE http_request_duration_seconds histogram']
     for (const [key, s] of this.requests) {
       const [method, route, status] = key.split('\u0000')
-      const labels = `method="${method}",route="${escape(route)}",status="${status}"`
+      const labels = `method="${method}",route="${escapeLabel(route)}",status="${status}"`
       lines.push(`http_requests_total{${labels}} ${s.count}`)
-      BUCKETS.forEach((b, i) => hist.push(`http_request_duration_seconds_bucket{${labels},le="${b}"} ${s.buckets[i]}`))
+      for (const [i, b] of BUCKETS.entries()) hist.push(`http_request_duration_seconds_bucket{${labels},le="${b}"} ${s.buckets[i]}`)
       hist.push(`http_request_duration_seconds_bucket{${labels},le="+Inf"} ${s.count}`)
       hist.push(`http_request_duration_seconds_sum{${labels}} ${s.sum}`)
       hist.push(`http_request_duration_seconds_count{${labels}} ${s.count}`)
@@ -95,7 +98,7 @@ export function renderAccessMetrics(a: AccessCounters, limiter: { checks: number
   ].join('\n') + '\n'
 }
 
-export function escape(v: string): string {
+export function escapeLabel(v: string): string {
   return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')
 }
 
@@ -115,7 +118,7 @@ export async function renderQueueMetrics(queues: Queues): Promise<string> {
     '# TYPE queue_job_unavailable_waits_total counter',
   ]
   for (const f of figures) {
-    const q = escape(f.queue)
+    const q = escapeLabel(f.queue)
     for (const [state, n] of Object.entries(f.counts)) depth.push(`queue_jobs{queue="${q}",state="${state}"} ${n}`)
     for (const [outcome, n] of Object.entries(f.processed)) outcomes.push(`queue_jobs_processed_total{queue="${q}",outcome="${outcome}"} ${n}`)
     paused.push(`queue_paused{queue="${q}"} ${f.paused ? 1 : 0}`)

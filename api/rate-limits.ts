@@ -56,11 +56,11 @@ class FallbackLimiter extends RateLimiterMemory {
   constructor(opts: ConstructorParameters<typeof RateLimiterMemory>[0], private readonly used: () => void) {
     super(opts)
   }
-  override consume(key: string | number, points?: number, options?: { [key: string]: any }) {
+  override consume(key: string | number, points?: number, options?: Parameters<RateLimiterMemory['consume']>[2]) {
     this.used()
     return super.consume(key, points, options)
   }
-  override reward(key: string | number, points?: number, options?: { [key: string]: any }) {
+  override reward(key: string | number, points?: number, options?: Parameters<RateLimiterMemory['reward']>[2]) {
     this.used()
     return super.reward(key, points, options)
   }
@@ -114,7 +114,7 @@ export class RateLimits {
     if (ipBlocked > 0 || keyBlocked > 0) {
       // Known from memory: no Redis call, so the fields name only the limit that refuses.
       this.stats.blockedInMemory++
-      const [name, rate, ms] = ipBlocked > 0 ? (['per-ip', access.ratePerIp, ipBlocked] as const) : (['per-key', access.rate, keyBlocked] as const)
+      const [name, ms] = ipBlocked > 0 ? (['per-ip', ipBlocked] as const) : (['per-key', keyBlocked] as const)
       return { exceeded: name, retryAfter: Math.max(1, seconds(ms)), headers: { 'ratelimit-policy': this.policy(access), ratelimit: `"${name}";r=0;t=${seconds(ms)}` } }
     }
     // Both from slices in memory (a busy key): no promise, no Redis.

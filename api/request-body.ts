@@ -126,8 +126,9 @@ export function findNul(value: unknown, at: (string | number)[], out: FieldError
   if (out.length >= 20) return
   if (typeof value === 'string') {
     if (unstorable(value)) out.push(nulError(at))
-  } else if (Array.isArray(value)) value.forEach((v, i) => findNul(v, [...at, i], out))
-  else if (value && typeof value === 'object') {
+  } else if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) findNul(v, [...at, i], out)
+  } else if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
       if (unstorable(k)) out.push(nulError(at))
       findNul(v, [...at, k], out)

@@ -1,9 +1,10 @@
 /**
  * `bun run bench body-limits [--clients 200] [--mib 50]`
  *
- * Bodies sent with `Transfer-Encoding: chunked` (no Content-Length) must not be buffered. The API (`bun run start:api`, its own process, its own database: DATABASE_URL's name +
- * `_bench`) receives `clients` concurrent POSTs under /v1, each offering a `mib` MiB chunked
- * body as fast as the socket takes it; a client stops sending once it has an answer. Two phases:
+ * Bodies sent with `Transfer-Encoding: chunked` (no Content-Length) must not be buffered. The API
+ * (`bun run start:api`, its own process, its own database: DATABASE_URL's name + `_bench`)
+ * receives `clients` concurrent POSTs under /v1, each offering a `mib` MiB chunked body as fast
+ * as the socket takes it; a client stops sending once it has an answer. Two phases:
  * anonymous (no key: every answer must be 401) and authenticated (a valid key: every answer must
  * be 413, the body cut at 1 MiB + 1 byte). Prints the service's RSS at idle, its peak during each
  * phase (sampled every 20 ms, and the kernel's VmHWM), the answers by status and the bytes the
@@ -82,8 +83,9 @@ function oneClient(headers: string): Promise<Outcome> {
       while (!answered && written < BODY_BYTES) {
         const n = socket.write(CHUNK_FRAME)
         if (n <= 0) return
-        if (n < CHUNK_FRAME.length) return void (written += n) // the rest is dropped: the server reads until it answers
         written += n
+        // A partial write: the rest is dropped, the server reads until it answers.
+        if (n < CHUNK_FRAME.length) return
       }
       if (!answered && written >= BODY_BYTES) socket.write(Buffer.from('0\r\n\r\n'))
     }

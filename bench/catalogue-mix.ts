@@ -37,7 +37,11 @@ export const QUERY_MIX: { name: string; params: ListParams }[] = [
 
 const OPERATIONS = [['venta', 'price_sale', 50000, 1000000], ['alquiler', 'price_rent', 400, 4000]] as const
 const TYPES = ['apartamento', 'casa', 'local', 'nave', 'oficina', 'terreno'] as const
-const WORDS = ['piscina', 'garaje', 'terraza', 'piscina garaje', 'terraza garaje', 'palomar', 'reformada', 'vistas']
+/** The seed's descriptions: terraza in ~40% (the commonest), piscina ~30%, garaje ~25%. */
+const COMMON_WORDS = ['terraza', 'piscina', 'garaje']
+const COMMON_PAIRS = ['piscina terraza', 'garaje terraza', 'piscina garaje']
+/** Phrases the seed writes, so each matches in sequence (a recheck of positions on every row). */
+const PHRASES = ['"amplia terraza"', '"plaza de garaje"', '"piscina comunitaria"']
 
 /**
  * The concurrency mix: each shape draws new parameters on every request (`r` is the run's seeded
@@ -73,7 +77,21 @@ export const VARIED_MIX: { name: string; draw: (r: () => number) => ListParams }
   },
   { name: 'sort by price', draw: (r) => ({ operation: pick(r, OPERATIONS)[0], sort: r() < 0.5 ? 'price_asc' : 'price_desc', offset: 20 * Math.floor(r() * 5) }) },
   { name: 'offset >= 5000', draw: (r) => ({ offset: 5000 + 100 * Math.floor(r() * 40) }) },
-  { name: 'q', draw: (r) => ({ q: pick(r, WORDS), offset: r() < 0.5 ? 0 : 100 }) },
+  // Search (contract §11): offsets anywhere in the 1,000 a search pages through.
+  { name: 'q commonest word', draw: (r) => ({ q: 'terraza', offset: 100 * Math.floor(r() * 10) }) },
+  {
+    name: 'q two words+operation',
+    draw: (r) => ({ q: pick(r, COMMON_PAIRS), operation: pick(r, OPERATIONS)[0], offset: 20 * Math.floor(r() * 10) }),
+  },
+  { name: 'q phrase', draw: (r) => ({ q: pick(r, PHRASES), offset: 20 * Math.floor(r() * 10) }) },
+  {
+    name: 'q word+price range',
+    draw: (r) => {
+      const [operation, , lo, hi] = OPERATIONS[Math.floor(r() * OPERATIONS.length)]
+      const min = Math.round(lo + r() * (hi - lo) * 0.6)
+      return { q: pick(r, COMMON_WORDS), operation, min_price: min, max_price: Math.round(min + (hi - lo) * (0.1 + r() * 0.3)) }
+    },
+  },
 ]
 
 const pick = <T>(r: () => number, list: readonly T[]): T => list[Math.floor(r() * list.length)]

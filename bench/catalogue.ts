@@ -1,6 +1,9 @@
 /**
  * `bun run bench catalogue [--listings 1000000] [--businesses 10] [--reseed] [--requests 2000] [--clients 16] [--api-processes 1] [--seed 19] [--shapes 'no filter,circle'] [--cache-mb 0] [--port P]`
  * `bun run bench catalogue --detail [--rounds N] [--requests N] [--concurrency 1,4]`
+ * `bun run bench catalogue --sizes 20000,1000000 --cache-mb 0 [--requests N]`: the goals of every
+ * shape at both sizes in one run (20k listings of one business; 1M of 1,000 businesses, the
+ * queried one ~100k, in BENCH_DATABASE_URL when set), then one table with p95(1M)/p95(20k).
  *
  * Seeds `--listings` published properties (default 1,000,000) over `--businesses` businesses into
  * its own database (DATABASE_URL's name + `_bench`, + `_<listings>` for another size, or
@@ -48,7 +51,7 @@ const toQueryString = (p: ListParams) => new URLSearchParams(Object.entries(p).m
 /** One database per dataset size, so switching between them does not reseed the other. */
 function benchUrl(listings: number): string {
   const config = getConfig()
-  if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL
+  if (process.env.BENCH_DATABASE_URL && listings === DEFAULT_LISTINGS) return process.env.BENCH_DATABASE_URL
   const u = new URL(config.databaseUrl)
   u.pathname = `/${decodeURIComponent(u.pathname.slice(1))}_bench${listings === DEFAULT_LISTINGS ? '' : `_${listings}`}`
   return u.toString()
@@ -139,7 +142,10 @@ async function buildCatalogue(url: string, total: number): Promise<void> {
     }
     await Promise.all([lane(0, half + 1), lane(half, max + 1)])
     console.log(`  catalogue built in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
-    await database.sql`vacuum analyze catalogue_entries`
+    // As autovacuum would after a load this size (here it is off): the visibility map for
+    // index-only scans, and the statistics (which a product rebuild gathers on its own).
+    console.log('  VACUUM (ANALYZE) of the catalogue and properties after seeding, as autovacuum would')
+    await database.sql`vacuum (analyze) catalogue_entries, catalogue_counts, catalogue_price_counts, catalogue_geo_cells`
     await database.sql`analyze properties`
   } finally {
     await database.close()
@@ -290,7 +296,19 @@ const REFERENCE_BARE_RATE = 100_000
  * driver alone at the same concurrency (a pool of `concurrency` connections in this process), the
  * machine's bare Bun.serve rate under the same load generator, and the API's RSS at idle and after.
  */
-async function concurrencyTable(url: string, businessId: number, opts: { requests: number; concurrency: number; port: number; apiProcesses: number; seed: number; shapes?: string[] }) {
+interface ShapeResult {
+  p95: number
+  rate: number
+  sqlRate: number
+  ratio: number
+  failed: number
+}
+
+async function concurrencyTable(
+  url: string,
+  businessId: number,
+  opts: { requests: number; concurrency: number; port: number; apiProcesses: number; seed: number; shapes?: string[] },
+): Promise<{ goal: number; bareRate: number; results: Map<string, ShapeResult> }> {
   const { requests, concurrency, port } = opts
   const target = new URL(`http://127.0.0.1:${port}/`)
   const okStatus = (res: Http1Response) => (res.status === 200 ? undefined : `${res.status} ${res.body.slice(0, 200)}`)
@@ -315,6 +333,7 @@ async function concurrencyTable(url: string, businessId: number, opts: { request
   // The API's own pool options (unprepared statements, timeouts), sized to the concurrency.
   const alone = createDatabase(url, { max: concurrency })
   const rows: string[] = []
+  const results = new Map<string, ShapeResult>()
   let met = 0
   const shapes = VARIED_MIX.filter((s) => !opts.shapes || opts.shapes.some((prefix) => s.name.startsWith(prefix)))
   try {
@@ -345,6 +364,7 @@ async function concurrencyTable(url: string, businessId: number, opts: { request
       const ratio = ratePerSecond(http) / ratePerSecond(sqlRun)
       const ok = p95 <= goal && http.failed === 0 && ratio >= 0.8
       if (ok) met++
+      results.set(name, { p95, rate: ratePerSecond(http), sqlRate: ratePerSecond(sqlRun), ratio, failed: http.failed })
       if (http.failed) console.log(`  ! ${name}: ${http.failed} failed, first: ${http.firstError}`)
       const row = `${name.padEnd(24)}${fmt7(percentile(http.latencies, 50))} ${fmt7(p95)} ${fmt7(percentile(http.latencies, 99))} ${ratePerSecond(http).toFixed(0).padStart(8)} ${String(http.failed).padStart(7)} │ ${ratePerSecond(sqlRun).toFixed(0).padStart(9)} ${fmt7(percentile(sqlRun.latencies, 95))}  │ ${ratio.toFixed(2).padStart(7)}× │ ${p95 <= goal ? 'met    ' : 'NOT met'}  ${loadAfterHttp} │ ${hits}`
       rows.push(row)
@@ -353,6 +373,7 @@ async function concurrencyTable(url: string, businessId: number, opts: { request
     const rssAfter = await api.rss()
     console.log(`\nAPI RSS (${opts.apiProcesses} process(es)): ${rssIdle.toFixed(0)} MB idle, ${rssAfter.toFixed(0)} MB after the run (${(((rssAfter - rssIdle) / rssIdle) * 100).toFixed(1)}%)`)
     console.log(`${met} of ${shapes.length} shapes meet both goals (p95 ≤ ${goal.toFixed(1)} ms, no errors, HTTP ≥ 0.8× SQL); bare Bun.serve ${bareRate.toFixed(0)} req/s; ${availableParallelism()} cores; load ${load1()}`)
+    return { goal, bareRate, results }
   } finally {
     await alone.close(2)
     await api.stop()
@@ -376,6 +397,49 @@ async function serve(port: number) {
   process.on('SIGTERM', () => process.exit(0))
 }
 
+/** The bench database of `listings` listings over `businesses`, seeded and built when it is not already; the queried business. */
+async function prepareDataset(listings: number, businesses: number, reseed: boolean): Promise<{ url: string; businessId: number }> {
+  if (!Number.isInteger(listings) || listings < 1000 || listings > 10_000_000) throw new Error('--listings must be an integer from 1000 to 10000000')
+  if (!Number.isInteger(businesses) || businesses < 1 || businesses > 100_000) throw new Error('--businesses must be an integer from 1 to 100000')
+  const url = benchUrl(listings)
+  console.log(`\nbench database: ${new URL(url).pathname.slice(1)}`)
+  await migrateDatabase(url)
+  const ids = await seed(url, reseed, businesses, listings)
+  const sql = postgres(url, { max: 1, onnotice: () => {} })
+  const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from catalogue_entries`
+  await sql.end()
+  if (n !== listings) await buildCatalogue(url, listings)
+  const businessId = ids[0]
+  const counter = postgres(url, { max: 1, onnotice: () => {} })
+  const [{ mine }] = await counter<{ mine: number }[]>`select count(*)::int as mine from catalogue_entries where business_id = ${businessId}`
+  await counter.end()
+  console.log(`queried business ${businessId}: ${mine.toLocaleString()} of ${listings.toLocaleString()} listings over ${businesses} business(es); ${availableParallelism()} cores; load ${load1()}`)
+  return { url, businessId }
+}
+
+const sizeLabel = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1000}k`)
+
+/** One table over the sizes: per shape and size p95, req/s, SQL alone, ratio; then p95 of the largest over the smallest. */
+function printScaleTable(runs: { listings: number; goal: number; bareRate: number; results: Map<string, ShapeResult> }[]) {
+  const [small, large] = [runs[0], runs[runs.length - 1]]
+  console.log(`\nAll sizes, c=${f.flags.clients ?? 16}, no page cache unless --cache-mb; p95 goal per run (bare rate): ${runs.map((r) => `${sizeLabel(r.listings)} ${r.goal.toFixed(1)} ms (${(r.bareRate / 1000).toFixed(1)}k)`).join(', ')}`)
+  console.log(`| shape | ${runs.map((r) => `${sizeLabel(r.listings)} p95 ms | req/s | SQL req/s | HTTP/SQL`).join(' | ')} | p95 ${sizeLabel(large.listings)}/${sizeLabel(small.listings)} | goals |`)
+  console.log(`|---|${runs.map(() => '---|---|---|---|').join('')}---|---|`)
+  for (const name of small.results.keys()) {
+    const cells = runs.map((r) => {
+      const x = r.results.get(name)!
+      return `${x.p95.toFixed(1)} | ${x.rate.toFixed(0)} | ${x.sqlRate.toFixed(0)} | ${x.ratio.toFixed(2)}`
+    })
+    const scale = large.results.get(name)!.p95 / small.results.get(name)!.p95
+    const misses = runs.flatMap((r) => {
+      const x = r.results.get(name)!
+      return [x.p95 > r.goal ? `p95 ${sizeLabel(r.listings)}` : '', x.ratio < 0.8 ? `ratio ${sizeLabel(r.listings)}` : '', x.failed ? `errors ${sizeLabel(r.listings)}` : ''].filter(Boolean)
+    })
+    if (scale > 1.5) misses.push('scale')
+    console.log(`| ${name} | ${cells.join(' | ')} | ${scale.toFixed(2)} | ${misses.length ? `NOT met: ${misses.join(', ')}` : 'met'} |`)
+  }
+}
+
 const f = parseFlags(process.argv.slice(2))
 const port = Number(f.flags.port ?? 3150)
 if (f.flags['cache-mb'] !== undefined) cacheMb = String(f.flags['cache-mb'])
@@ -384,33 +448,35 @@ if (f.flags.serve) {
 } else if (f.flags['serve-bare']) {
   serveBare(port)
 } else {
-  const listings = Number(f.flags.listings ?? DEFAULT_LISTINGS)
-  if (!Number.isInteger(listings) || listings < 1000 || listings > 10_000_000) throw new Error('--listings must be an integer from 1000 to 10000000')
-  const url = benchUrl(listings)
-  console.log(`bench database: ${new URL(url).pathname.slice(1)}`)
-  await migrateDatabase(url)
-  const businesses = Number(f.flags.businesses ?? DEFAULT_BUSINESSES)
-  if (!Number.isInteger(businesses) || businesses < 1 || businesses > 100_000) throw new Error('--businesses must be an integer from 1 to 100000')
-  const ids = await seed(url, f.flags.reseed === true, businesses, listings)
-  const sql = postgres(url, { max: 1, onnotice: () => {} })
-  const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from catalogue_entries`
-  // Rows stored before migration 0011 have no search vector until rebuilt.
-  const [{ unindexed }] = await sql<{ unindexed: boolean }[]>`select exists (select 1 from catalogue_entries where tsv is null) as unindexed`
-  await sql.end()
-  if (n !== listings || unindexed) await buildCatalogue(url, listings)
-  const businessId = ids[0]
-  const counter = postgres(url, { max: 1, onnotice: () => {} })
-  const [{ mine }] = await counter<{ mine: number }[]>`select count(*)::int as mine from catalogue_entries where business_id = ${businessId}`
-  await counter.end()
-  console.log(`queried business ${businessId}: ${mine.toLocaleString()} of ${listings.toLocaleString()} listings over ${businesses} business(es); ${availableParallelism()} cores; load ${load1()}`)
-  if (f.flags.detail) {
-    // The per-statement view: both count modes one client at a time, EXPLAIN of each, and HTTP with the fixed mix.
-    const sqlP = await sqlTimings(url, businessId, Number(f.flags.rounds ?? 50))
-    const concurrency = String(f.flags.concurrency ?? '1,4').split(',').map(Number)
-    await httpTimings(url, businessId, Number(f.flags.requests ?? 300), concurrency, port, sqlP)
+  const runOpts = () => ({
+    requests: Number(f.flags.requests ?? 2000),
+    concurrency: Number(f.flags.clients ?? 16),
+    port,
+    apiProcesses: Number(f.flags['api-processes'] ?? 1),
+    seed: Number(f.flags.seed ?? 19),
+    shapes: f.flags.shapes ? String(f.flags.shapes).split(',') : undefined,
+  })
+  if (f.flags.sizes) {
+    // The scale goal (p95 at 1M ≤ 1.5× p95 at 20k) from one run: each size as its own dataset,
+    // 20k listings of one business and 1M of 1,000 businesses (the queried one ~100k).
+    const sizes = String(f.flags.sizes).split(',').map(Number)
+    const runs: { listings: number; goal: number; bareRate: number; results: Map<string, ShapeResult> }[] = []
+    for (const listings of sizes) {
+      const businesses = listings >= 100_000 ? 1000 : 1
+      const { url, businessId } = await prepareDataset(listings, businesses, f.flags.reseed === true)
+      runs.push({ listings, ...(await concurrencyTable(url, businessId, runOpts())) })
+    }
+    printScaleTable(runs)
   } else {
-    const apiProcesses = Number(f.flags['api-processes'] ?? 1)
-    await concurrencyTable(url, businessId, { requests: Number(f.flags.requests ?? 2000), concurrency: Number(f.flags.clients ?? 16), port, apiProcesses, seed: Number(f.flags.seed ?? 19), shapes: f.flags.shapes ? String(f.flags.shapes).split(',') : undefined })
+    const listings = Number(f.flags.listings ?? DEFAULT_LISTINGS)
+    const businesses = Number(f.flags.businesses ?? DEFAULT_BUSINESSES)
+    const { url, businessId } = await prepareDataset(listings, businesses, f.flags.reseed === true)
+    if (f.flags.detail) {
+      // The per-statement view: both count modes one client at a time, EXPLAIN of each, and HTTP with the fixed mix.
+      const sqlP = await sqlTimings(url, businessId, Number(f.flags.rounds ?? 50))
+      const concurrency = String(f.flags.concurrency ?? '1,4').split(',').map(Number)
+      await httpTimings(url, businessId, Number(f.flags.requests ?? 300), concurrency, port, sqlP)
+    } else await concurrencyTable(url, businessId, runOpts())
   }
   process.exit(0)
 }

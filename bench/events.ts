@@ -149,7 +149,8 @@ async function newBusiness(name: string): Promise<{ id: number; key: string }> {
   const [{ id }] = await sql<{ id: number }[]>`insert into businesses (name) values (${name}) returning id`
   businessIds.push(id)
   const k = generateApiKey()
-  await sql`insert into api_keys (business_id, key_id, secret_hash, name, scopes) values (${id}, ${k.keyId}, ${k.secretHash}, 'bench', ${sql.array(['properties:read', 'properties:write', 'leads:read', 'leads:write', 'leads:ingest', 'webhooks:write'])})`
+  const scopes = ['properties:read', 'properties:write', 'leads:read', 'leads:write', 'leads:ingest', 'webhooks:write']
+  await sql`insert into api_keys (business_id, key_id, secret_hash, name, scopes) values (${id}, ${k.keyId}, ${k.secretHash}, 'bench', ${sql.array(scopes)})`
   return { id, key: k.apiKey }
 }
 

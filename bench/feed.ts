@@ -64,12 +64,16 @@ async function seed(): Promise<number> {
       await sql.begin(async (tx) => {
         await tx`
           with copies as (
-            insert into properties (business_id, operations, type, subtype, title, description, price_sale, price_rent, location, area, bedrooms, bathrooms, characteristics, features, published_at)
-            select business_id, operations, type, subtype, title || ' ' || g, description, price_sale + g, price_rent, location, area, bedrooms, bathrooms, characteristics, features, now()
+            insert into properties (business_id, operations, type, subtype, title, description, price_sale, price_rent, location, area, bedrooms, bathrooms,
+              characteristics, features, published_at)
+            select business_id, operations, type, subtype, title || ' ' || g, description, price_sale + g, price_rent, location, area, bedrooms, bathrooms,
+              characteristics, features, now()
             from properties, generate_series(1, ${n}) g where id = ${templateId}
             returning id)
-          insert into catalogue_entries (property_id, business_id, doc, status, operations, type, subtype_key, city_lc, price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, geog, updated_at, changed_at, tsv)
-          select copies.id, e.business_id, jsonb_set(e.doc::jsonb, '{id}', to_jsonb(copies.id))::json, e.status, e.operations, e.type, e.subtype_key, e.city_lc, e.price_sale, e.price_rent, e.price_transfer, e.bedrooms, e.is_featured, e.rental_kind, e.geog, e.updated_at, e.changed_at, e.tsv
+          insert into catalogue_entries (property_id, business_id, doc, status, operations, type, subtype_key, city_lc, price_sale, price_rent, price_transfer,
+            bedrooms, is_featured, rental_kind, geog, updated_at, changed_at, tsv)
+          select copies.id, e.business_id, jsonb_set(e.doc::jsonb, '{id}', to_jsonb(copies.id))::json, e.status, e.operations, e.type, e.subtype_key, e.city_lc,
+            e.price_sale, e.price_rent, e.price_transfer, e.bedrooms, e.is_featured, e.rental_kind, e.geog, e.updated_at, e.changed_at, e.tsv
           from copies, catalogue_entries e where e.property_id = ${templateId}`
       })
       process.stderr.write(`  seeded ${Math.min(done + batch, LISTINGS).toLocaleString()} / ${LISTINGS.toLocaleString()}\n`)

@@ -42,7 +42,10 @@ async function photo(i: number): Promise<Uint8Array> {
   // Smooth gradient (sky/wall) + per-pixel noise (sensor grain, what makes photos expensive to code).
   const raw = Buffer.alloc(W * H * 3)
   let seed = 12345 + i * 7919
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff)
+  const rnd = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff
+    return seed / 0x7fffffff
+  }
   for (let y = 0; y < H; y++) {
     for (let x = 0; x < W; x++) {
       const o = (y * W + x) * 3
@@ -181,9 +184,10 @@ const aloneSeconds = (performance.now() - aloneStart) / 1000
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`
 const pipelineRate = COUNT / pipelineSeconds
 const aloneRate = COUNT / aloneSeconds
+const uploadSeconds = ((uploadedAt - started) / 1000).toFixed(1)
 console.log(`
 images bench (${COUNT} × 12 MP JPEG, IMAGE_THREADS=${config.imageThreads}, ${navigator.hardwareConcurrency} cores)
-  pipeline (upload → complete → watermark → ready): ${pipelineSeconds.toFixed(1)} s, ${pipelineRate.toFixed(2)} images/s (uploads took ${((uploadedAt - started) / 1000).toFixed(1)} s)
+  pipeline (upload → complete → watermark → ready): ${pipelineSeconds.toFixed(1)} s, ${pipelineRate.toFixed(2)} images/s (uploads took ${uploadSeconds} s)
   sharp alone, same transform and files:            ${aloneSeconds.toFixed(1)} s, ${aloneRate.toFixed(2)} images/s
   ratio pipeline / sharp alone:                     ${(pipelineRate / aloneRate).toFixed(2)}  (goal ≥ 0.80)
   peak RSS of the service process (API + workers):  ${mb(peakRss)} (at start: ${mb(rssBefore)}; goal ≤ 512 MB)`)

@@ -1,24 +1,28 @@
 /**
- * `bun run bench ingest [--duration 20] [--sustained 60] [--connections 64] [--port 3160] [--api-processes N] [--worker-processes N]`
+ * `bun run bench ingest [--duration 20] [--sustained 60] [--connections 64] [--port 3160] [--api-processes N] [--worker-processes N] [--only start]`
  *
  * The rental-ingest hot path on one machine, every store local:
  *  1. a bare `Bun.serve` JSON POST handler (parse the body, answer 200) under the load below:
  *     the ceiling of HTTP + JSON on this box;
- *  2. a raw BullMQ `queue.add` loop (one add awaited after another: the goal's reference), and
+ *  2. the default topology: `bun run start` as a user runs it (its defaults: an API process per
+ *     core, one worker process, request logs on a file), ingest at `--connections` twice (RSS of
+ *     every process at idle and after each run), then `--sustained` seconds: accepted against
+ *     stored, backlog left. `--only start` stops here (phases 1 and 2, and the stored check);
+ *  3. a raw BullMQ `queue.add` loop (one add awaited after another: the goal's reference), and
  *     the same with `--connections` adds in flight (a stronger reference): one job per lead;
- *  3. POST /v1/leads/ingest on the real API (Bun.serve of createApp, its own process) with unique
+ *  4. POST /v1/leads/ingest on the API alone (Bun.serve of createApp, its own processes) with unique
  *     valid payloads at `--connections` keep-alive connections (closed loop): accepted req/s,
  *     p50/p99;
- *  4. the same endpoint paced open-loop at half the rate of (3): p99 measured from each
+ *  5. the same endpoint paced open-loop at half the rate of (4): p99 measured from each
  *     request's scheduled send time, so a stall is not hidden (no coordinated omission); with,
  *     per 2 s window, the p99, the generator's own longest pause and (on stderr, from each API
  *     process) the longest event-loop stall, to tell a server stall from a generator one;
- *  5. the lead-ingest workers (`--worker-processes`, default one per core, started after the
+ *  6. the lead-ingest workers (`--worker-processes`, default one per core, started after the
  *     load) persisting every accepted lead: leads/s;
- *  6. sustained (`--sustained` seconds, 0 skips it): (3) with the workers running, sharing the
+ *  7. sustained (`--sustained` seconds, 0 skips it): (4) with the workers running, sharing the
  *     machine: accepted req/s against leads stored per second over the same run, and the backlog
  *     left at its end (persistence keeps up over a 60 s run).
- * Phases 3–5 run twice with the same API and worker processes (the queue paused while the API
+ * Phases 4–6 run twice with the same API and worker processes (the queue paused while the API
  * takes the second round's load): the RSS of both at idle and after each round shows a leak as
  * growth from round 1 to round 2; at the end every accepted lead must be stored exactly once
  * (contacts, distinct phones and lead.created events of the bench business). Millisecond goals
@@ -30,12 +34,13 @@
  * fresh queue prefix, removed at the end.
  */
 import { randomBytes } from 'node:crypto'
-import { availableParallelism } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
+import { resolve } from 'node:path'
 import { Queue } from 'bullmq'
 import postgres from 'postgres'
 import { parseFlags } from './flags'
 import { Http1Pool, prepareRequest } from './http1-client'
-import { load1, rssMb, vacuumWhenAutovacuumOff } from './load'
+import { load1, rssMb, treeRssMb, vacuumWhenAutovacuumOff } from './load'
 import { insertKey } from '../db/queries/api-keys'
 import { migrateDatabase } from '../db/migrate'
 import { generateApiKey } from '../shared/access/api-key-format'
@@ -45,6 +50,7 @@ import { JOBS } from '../shared/platform/jobs'
 import { redisConnection, type RedisTarget } from '../shared/platform/queues'
 import { createLogger } from '../shared/platform/logger'
 
+const ROOT = resolve(import.meta.dir, '..')
 const f = parseFlags(process.argv.slice(2))
 const num = (name: string, fallback: number) => (f.flags[name] === undefined ? fallback : Number(f.flags[name]))
 
@@ -317,6 +323,87 @@ async function rawQueueAdd(redis: RedisTarget, prefix: string, businessId: numbe
   }
 }
 
+// ---- the default topology: `bun run start` as a user runs it ----
+
+interface StartRun {
+  run: LoadResult
+  rate: number
+  drainSeconds: number
+  rss: number
+}
+
+interface StartFigures {
+  processes: string
+  idleRss: number
+  runs: StartRun[]
+  sustained: { rate: number; storedRate: number; backlogJobs: number; drainSeconds: number; seconds: number }
+  accepted: number
+}
+
+/**
+ * `bun run start` (migrations, then the supervisor with its defaults: one API process per core,
+ * one worker process) with its log on a file, as a user who redirects it; load on PORT while its
+ * worker persists on the same cores. Two identical runs (RSS of the whole process tree after each),
+ * then a sustained run: does the worker keep up?
+ */
+async function defaultTopology(env: Record<string, string>, port: number, headers: Record<string, string>, connections: number, seconds: number, sustainedSeconds: number, queue: Queue, persisted: () => Promise<number>): Promise<StartFigures> {
+  const logPath = `${tmpdir()}/bench-ingest-start-${port}.log`
+  const { LOG_LEVEL: _level, API_PROCESSES: _a, WORKER_PROCESSES: _w, ...inherited } = process.env
+  const start = Bun.spawn(['bun', 'run', 'start'], { cwd: ROOT, env: { ...inherited, ...env, PORT: String(port) }, stdout: Bun.file(logPath), stderr: 'inherit', stdin: 'ignore' })
+  try {
+    const deadline = performance.now() + 120_000
+    let ready: { pids?: Record<string, number[]> } | undefined
+    while (!ready) {
+      if (start.exitCode !== null) throw new Error(`bun run start exited ${start.exitCode}; see ${logPath}`)
+      if (performance.now() > deadline) throw new Error(`bun run start was not ready within 120 s; see ${logPath}`)
+      const line = (await Bun.file(logPath).text()).split('\n').find((l) => l.includes('"msg":"ready","process":"supervisor"'))
+      if (line) ready = JSON.parse(line)
+      else await Bun.sleep(100)
+    }
+    const processes = Object.entries(ready.pids ?? {}).map(([group, pids]) => `${pids.length} ${group}`).join(' + ') + ' + the supervisor'
+    // Start-up work (imports, JIT, first connections) settles before idle is read.
+    await Bun.sleep(3000)
+    const idleRss = await treeRssMb(start.pid)
+    const url = `http://127.0.0.1:${port}/v1/leads/ingest`
+    const drained = async () => {
+      const t0 = performance.now()
+      for (;;) {
+        const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')
+        if (Object.values(counts).every((c) => c === 0)) return (performance.now() - t0) / 1000
+        if (performance.now() - t0 > 600_000) throw new Error('the worker did not drain the queue within 10 minutes')
+        await Bun.sleep(20)
+      }
+    }
+    const runs: StartRun[] = []
+    let accepted = 0
+    for (let round = 0; round < 2; round++) {
+      const warm = await closedLoop(url, headers, connections, Math.min(1, seconds / 4))
+      const run = await closedLoop(url, headers, connections, seconds)
+      if (run.failed) console.log(`  ! bun run start, run ${round + 1}: ${run.failed} ingest requests failed, first: ${run.firstError}`)
+      accepted += warm.ok + run.ok
+      const drainSeconds = await drained()
+      runs.push({ run, rate: run.ok / run.seconds, drainSeconds, rss: await treeRssMb(start.pid) })
+    }
+    const before = await persisted()
+    const run = await closedLoop(url, headers, connections, sustainedSeconds)
+    if (run.failed) console.log(`  ! bun run start, sustained: ${run.failed} ingest requests failed, first: ${run.firstError}`)
+    accepted += run.ok
+    const storedDuring = (await persisted()) - before
+    const backlog = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')
+    const drainSeconds = await drained()
+    return {
+      processes,
+      idleRss,
+      runs,
+      sustained: { rate: run.ok / run.seconds, storedRate: storedDuring / run.seconds, backlogJobs: Object.values(backlog).reduce((a, b) => a + b, 0), drainSeconds, seconds: sustainedSeconds },
+      accepted,
+    }
+  } finally {
+    start.kill('SIGTERM')
+    await start.exited
+  }
+}
+
 // ---- orchestration ----
 
 async function main() {
@@ -353,7 +440,69 @@ async function main() {
     const bareRate = bareRun.ok / bareRun.seconds
     const bareLoad = load1()
 
-    // 2. raw queue.add
+    const queue = new Queue('lead-ingest', { connection: redisConnection(config, 'worker'), prefix })
+    const persistedCount = async () => {
+      const [row] = await sql<{ n: number }[]>`select count(*)::int as n from contacts where business_id = ${business.id}`
+      return row.n
+    }
+    const storedOnce = async () => {
+      const [stored] = await sql<{ rows: number; phones: number; events: number }[]>`
+        select count(*)::int as rows, count(distinct phone)::int as phones,
+          (select count(*)::int from events where business_id = ${business.id} and type = 'lead.created')
+            + (select count(*)::int from event_outbox where business_id = ${business.id} and type = 'lead.created') as events
+        from contacts where business_id = ${business.id}`
+      return { ...stored, lost: accepted - stored.phones, doubled: stored.rows - stored.phones + Math.max(0, stored.events - stored.rows) }
+    }
+    let accepted = 0
+    const sustainedSeconds = num('sustained', 60)
+    const scale = Math.max(1, REFERENCE_BARE_RATE / bareRate)
+    const p99Goal = 10 * scale
+
+    // 2. the default topology, `bun run start`
+    const start = await defaultTopology({ ...env, API_PROCESSES: '', WORKER_PROCESSES: '' }, apiPort + 2, headers, connections, seconds, sustainedSeconds, queue, persistedCount)
+    accepted += start.accepted
+    const startRows: [string, string, string, string][] = []
+    {
+      const [a, b] = start.runs
+      const growth = (b.rss - a.rss) / a.rss
+      const s = start.sustained
+      startRows.push(
+        ['start: ingest / bare Bun.serve', `${(a.rate / bareRate).toFixed(2)}×`, '≥ 0.35×', a.rate / bareRate >= 0.35 ? 'met' : 'NOT met'],
+        [`start: p99 at ${connections} connections`, ms(pct(a.run.latencies, 99)), `≤ ${p99Goal.toFixed(1)} ms`, pct(a.run.latencies, 99) <= p99Goal ? 'met' : 'NOT met'],
+        [`start: stored / accepted, ${s.seconds} s`, `${(s.storedRate / s.rate).toFixed(3)}×`, `≥ ${(1 - 1 / s.seconds).toFixed(3)}×`, s.storedRate >= s.rate * (1 - 1 / s.seconds) ? 'met' : 'NOT met'],
+        ['start: RSS at idle, all processes', `${start.idleRss.toFixed(0)} MB`, '≤ 400 MB', start.idleRss <= 400 ? 'met' : 'NOT met'],
+        ['start: RSS growth, second run', `${(growth * 100).toFixed(1)}%`, '≤ 5%', growth <= 0.05 ? 'met' : 'NOT met'],
+        ['start: run 2 ingest / run 1', `${(b.rate / a.rate).toFixed(2)}×`, '(reference)', ''],
+      )
+    }
+    const printStart = () => {
+      console.log(`bun run start (${start.processes}), worker persisting meanwhile:`)
+      for (const [i, r] of start.runs.entries()) {
+        console.log(`  run ${i + 1}: POST /leads/ingest, max (closed) ${(r.rate.toFixed(0) + ' req/s').padEnd(16)}${ms(pct(r.run.latencies, 50)).padEnd(13)}${ms(pct(r.run.latencies, 99)).padEnd(12)}queue drained ${r.drainSeconds.toFixed(2)} s after; RSS ${r.rss.toFixed(0)} MB`)
+      }
+      const s = start.sustained
+      console.log(`  sustained ${s.seconds} s: ${s.rate.toFixed(0)} req/s accepted, ${s.storedRate.toFixed(0)} leads/s stored during the run; ${s.backlogJobs} jobs left at the end, drained in ${s.drainSeconds.toFixed(2)} s`)
+      console.log(`  RSS of every process (supervisor, APIs, worker): idle ${start.idleRss.toFixed(0)} MB, after run 1 ${start.runs[0].rss.toFixed(0)} MB, after run 2 ${start.runs[1].rss.toFixed(0)} MB`)
+    }
+    const printGoals = (table: [string, string, string, string][]) => {
+      console.log(`goal (ms goals scaled ×${scale.toFixed(2)}: bare ${bareRate.toFixed(0)} vs ${REFERENCE_BARE_RATE / 1000}k req/s)`)
+      console.log(`goal                                 measured     target       `)
+      for (const [name, got, target, verdict] of table) console.log(`${name.padEnd(37)}${got.padEnd(13)}${target.padEnd(13)}${verdict}`)
+    }
+    if (f.flags.only === 'start') {
+      const stored = await storedOnce()
+      console.log('')
+      console.log(`machine: ${availableParallelism()} cores; load average ${load1()}`)
+      console.log(`bare Bun.serve JSON POST (${processes} process(es)) ${(bareRate.toFixed(0) + ' req/s').padEnd(16)}${ms(pct(bareRun.latencies, 50)).padEnd(13)}${ms(pct(bareRun.latencies, 99))}`)
+      printStart()
+      console.log('')
+      printGoals([...startRows, ['accepted leads lost / doubled', `${stored.lost} / ${stored.doubled}`, '0 / 0', stored.lost === 0 && stored.doubled === 0 ? 'met' : 'NOT met']])
+      console.log(`\naccepted ${accepted} leads (warm-ups included); stored ${stored.rows} contacts with ${stored.phones} distinct phones and ${stored.events} lead.created events`)
+      await queue.close()
+      return
+    }
+
+    // 3. raw queue.add
     // The goal's reference is a raw queue.add loop: one loop awaiting each add, as a naive producer
     // does per lead. The same with `connections` adds in flight (BullMQ pipelines them on one
     // connection) is printed as the stronger reference it is.
@@ -363,15 +512,10 @@ async function main() {
     const rawManyRate = rawMany.jobs / rawMany.seconds
     const rawLoad = load1()
 
-    // 3–5, twice with the same processes: the second round shows whether memory or rates drift.
+    // 4–6, twice with the same processes: the second round shows whether memory or rates drift.
     const api = spawnGroup('serve-api', env, apiPort)
     await api.ready
     const ingestUrl = `http://127.0.0.1:${apiPort}/v1/leads/ingest`
-    const queue = new Queue('lead-ingest', { connection: redisConnection(config, 'worker'), prefix })
-    const persistedCount = async () => {
-      const [row] = await sql<{ n: number }[]>`select count(*)::int as n from contacts where business_id = ${business.id}`
-      return row.n
-    }
     /** Seconds until the queue holds no job to run. Only the queue is polled: counting the stored
      * rows every 20 ms took a core of PostgreSQL away from the workers being measured. A drained
      * queue means every job has committed. */
@@ -386,7 +530,6 @@ async function main() {
     }
     const rss = { apiIdle: await api.rss(), api: [] as number[], workersIdle: NaN, workers: [] as number[] }
     const rounds: Round[] = []
-    let accepted = 0
     for (let round = 1; round <= 2; round++) {
       // Workers exist from the first drain on; the queue is paused while the API takes load so the
       // API's figures are the same in both rounds (the workers would share its cores otherwise).
@@ -413,9 +556,8 @@ async function main() {
       rss.workers.push(await workers.rss())
       rounds.push({ max, half, maxRate, jobs: queued.waiting ?? 0, leads: persisted - before, drainSeconds })
     }
-    // 6. Sustained: the API takes load for `--sustained` seconds while the workers persist (both on
+    // 7. Sustained: the API takes load for `--sustained` seconds while the workers persist (both on
     // the same cores, as one machine runs them): do they keep up, or does a backlog grow?
-    const sustainedSeconds = num('sustained', 60)
     let sustained: { jobs: number; rate: number; storedRate: number; backlogJobs: number; drainSeconds: number } | undefined
     if (sustainedSeconds > 0) {
       const before = await persistedCount()
@@ -442,15 +584,9 @@ async function main() {
     await api.stop()
     await queue.close()
 
-    const [stored] = await sql<{ rows: number; phones: number; events: number }[]>`
-      select count(*)::int as rows, count(distinct phone)::int as phones,
-        (select count(*)::int from events where business_id = ${business.id} and type = 'lead.created')
-          + (select count(*)::int from event_outbox where business_id = ${business.id} and type = 'lead.created') as events
-      from contacts where business_id = ${business.id}`
+    const stored = await storedOnce()
 
     const [r1, r2] = rounds
-    const scale = Math.max(1, REFERENCE_BARE_RATE / bareRate)
-    const p99Goal = 10 * scale
     console.log('')
     console.log(`machine: ${availableParallelism()} cores; load average ${load1()}; ${processes} server process(es) per HTTP phase`)
     console.log(`phase                                   rate            p50          p99`)
@@ -472,8 +608,7 @@ async function main() {
     console.log(`worker RSS (${workerProcesses} process(es)): idle ${rss.workersIdle.toFixed(0)} MB, after round 1 ${rss.workers[0].toFixed(0)} MB, after round 2 ${rss.workers[1].toFixed(0)} MB (${growth(rss.workers[0], rss.workers[1])})`)
     console.log('')
     const persistRate = r1.leads / r1.drainSeconds
-    const lost = accepted - stored.phones
-    const doubled = stored.rows - stored.phones + Math.max(0, stored.events - stored.rows)
+    const { lost, doubled } = stored
     rows.push(
       ['ingest / bare Bun.serve', `${(r1.maxRate / bareRate).toFixed(2)}×`, '≥ 0.35×', r1.maxRate / bareRate >= 0.35 ? 'met' : 'NOT met'],
       [`p99 at ${connections} connections`, ms(pct(r1.max.latencies, 99)), `≤ ${p99Goal.toFixed(1)} ms`, pct(r1.max.latencies, 99) <= p99Goal ? 'met' : 'NOT met'],
@@ -492,9 +627,9 @@ async function main() {
       ['p99 at half rate (open loop)', ms(pct(r1.half.latencies, 99)), '≤ 25 ms', pct(r1.half.latencies, 99) <= 25 ? 'met' : 'NOT met'],
       ['round 2 ingest / round 1', `${(r2.maxRate / r1.maxRate).toFixed(2)}×`, '(reference)', ''],
     )
-    console.log(`goal (ms goals scaled ×${scale.toFixed(2)}: bare ${bareRate.toFixed(0)} vs ${REFERENCE_BARE_RATE / 1000}k req/s)`)
-    console.log(`goal                            measured     target       `)
-    for (const [name, got, target, verdict] of rows) console.log(`${name.padEnd(32)}${got.padEnd(13)}${target.padEnd(13)}${verdict}`)
+    printStart()
+    console.log('')
+    printGoals([...rows, ...startRows])
     console.log(`\naccepted ${accepted} leads (warm-ups included); stored ${stored.rows} contacts with ${stored.phones} distinct phones and ${stored.events} lead.created events; failed requests: ${rounds.reduce((n, r) => n + r.max.failed + r.half.failed, 0)}`)
   } finally {
     await workers?.stop()

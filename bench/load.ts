@@ -87,6 +87,31 @@ export async function rssMb(pid: number): Promise<number> {
   }
 }
 
+/** A process and all its descendants, by pid (Linux /proc): what a user's one command runs. */
+export function processTree(root: number): number[] {
+  const children = new Map<number, number[]>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ')[1])
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)])
+    } catch {}
+  }
+  const out: number[] = []
+  const walk = (pid: number) => {
+    out.push(pid)
+    for (const child of children.get(pid) ?? []) walk(child)
+  }
+  walk(root)
+  return out
+}
+
+/** Resident memory of a process and its descendants in MB. */
+export async function treeRssMb(root: number): Promise<number> {
+  const sizes = await Promise.all(processTree(root).map(rssMb))
+  return sizes.filter((x) => !Number.isNaN(x)).reduce((a, b) => a + b, 0)
+}
+
 /** CPU seconds (user + system) a process has used (Linux /proc; clock ticks at 100 Hz), 0 when it cannot be read. */
 export function cpuSeconds(pid: number | string): number {
   try {

@@ -214,7 +214,8 @@ if (!SKIP.has('catalogue')) {
   for (let i = 0; i < LISTINGS; i++) ids.push(await newProperty(true))
   await deps.database.db.execute(sql`
     insert into properties (business_id, operations, type, title, location, area, published_at)
-    select ${control.id}, operations, type, title, location, area, published_at from properties where business_id = ${business.id} and id = any(${`{${ids.join(',')}}`}::int[])`)
+    select ${control.id}, operations, type, title, location, area, published_at
+    from properties where business_id = ${business.id} and id = any(${`{${ids.join(',')}}`}::int[])`)
   for (const b of [business.id, control.id]) {
     await deps.database.db.execute(sql`
       insert into property_images (business_id, property_id, original_key, public_key, public_url, position, is_primary, state, width, height, title)

@@ -25,9 +25,10 @@ async function main(argv: string[]): Promise<number> {
     return 0
   }
   const { makeContext } = await import('./io')
+  if (!command.run) throw new Error('a command has neither print nor run')
   const ctx = await makeContext(args.json === true)
   try {
-    await command.run!(args, ctx)
+    await command.run(args, ctx)
     return 0
   } finally {
     await ctx.close()

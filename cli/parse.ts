@@ -130,7 +130,8 @@ function explain(args: string[], options: ParseArgsConfig['options'], specs: Rec
     }
     if (spec.value === undefined && token.value !== undefined) return `--${token.name} takes no value, got "${token.value}"`
     if (spec.value !== undefined && (token.value === undefined || (!token.inlineValue && token.value.startsWith('-')))) {
-      return `--${token.name} needs a value ${spec.value}${token.value === undefined ? '' : ` (got the flag "${token.value}"; write --${token.name}=${token.value} if that is the value)`}`
+      const got = token.value === undefined ? '' : ` (got the flag "${token.value}"; write --${token.name}=${token.value} if that is the value)`
+      return `--${token.name} needs a value ${spec.value}${got}`
     }
   }
   return undefined

@@ -93,6 +93,12 @@ export const COMMON_OPTIONS: Record<string, OptionSpec> = {
   help: { help: 'print this help and exit' },
 }
 
+/** A flag the command's `check` requires in this case: missing here, it is a bug in `check`, not a usage error. */
+export function checked<T>(value: T | undefined, flag: string): T {
+  if (value === undefined) throw new Error(`--${flag} is missing although check() requires it`)
+  return value
+}
+
 // Value parsers shared by the commands.
 
 export function positiveInt(raw: string, flag: string): number {

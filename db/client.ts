@@ -41,7 +41,7 @@ const CONNECTION_OPTIONS = {
   backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
   idle_timeout: 30,
   onnotice: () => {},
-} satisfies postgres.Options<{}>
+} satisfies postgres.Options<Record<string, never>>
 
 /**
  * One pool per process; `db` (drizzle) and `sql` (raw, for catalogue and bulk statements) share it.

@@ -11,7 +11,8 @@ import { preflightHeaders } from '../browser-access'
 import { requestMeta } from '../request-meta'
 
 export const browserFormPlugin = new Elysia({ name: 'browser-form' }).macro({
-  browserForm: (accepted: (auth: AuthContext, body: any) => unknown) => ({
+  // `body: never` accepts an answer typed for its route's body (the route's schema validated it).
+  browserForm: (accepted: (auth: AuthContext, body: never) => unknown) => ({
     beforeHandle(ctx: { request: Request }) {
       const meta = requestMeta(ctx.request)
       if (!meta?.honeypot || !meta.auth) return
@@ -19,7 +20,7 @@ export const browserFormPlugin = new Elysia({ name: 'browser-form' }).macro({
       // The validated body (typed by the route, not by this hook: a typed parameter here would override
       // the route's). Typed `never`: Elysia would otherwise add this hook's answer to the route's
       // response types, which the route's own schema already describes.
-      return accepted(meta.auth, (ctx as { body?: unknown }).body) as never
+      return accepted(meta.auth, (ctx as { body?: unknown }).body as never) as never
     },
     afterHandle({ request }: { request: Request }) {
       const redirect = requestMeta(request)?.redirect

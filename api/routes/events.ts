@@ -39,7 +39,8 @@ export const eventRoutes = (deps: AppDeps) =>
         // is: the page is up to 1,000 events, and parsing, checking and writing each again cost
         // more than the query (`bun run bench events`, GET /events at c=16).
         return new Response(
-          `{"status":"ok","data":${page.eventsJson},"has_more":${page.hasMore},"next_after":${page.nextAfter},"authenticated_as":${JSON.stringify(auth.business.name)}}`,
+          `{"status":"ok","data":${page.eventsJson},"has_more":${page.hasMore},"next_after":${page.nextAfter},` +
+            `"authenticated_as":${JSON.stringify(auth.business.name)}}`,
           { headers: { 'content-type': 'application/json' } },
         )
       },

@@ -50,7 +50,9 @@ export const propertyRoutes = (deps: AppDeps) => {
       async ({ auth, query }) => {
         const page = await listCatalogue(deps, auth.business.id, query)
         // The page's docs arrive as JSON bytes from PostgreSQL and are spliced in as they are.
-        const tail = `],"count":${page.count},"count_relation":"${page.countRelation}","limit":${page.limit},"offset":${page.offset},"filters":${JSON.stringify(page.filters)},"authenticated_as":${JSON.stringify(auth.business.name)}}`
+        const tail =
+          `],"count":${page.count},"count_relation":"${page.countRelation}","limit":${page.limit},"offset":${page.offset},` +
+          `"filters":${JSON.stringify(page.filters)},"authenticated_as":${JSON.stringify(auth.business.name)}}`
         return jsonResponse(new Blob([LIST_HEAD, page.data, tail]))
       },
       {

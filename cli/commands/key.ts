@@ -1,6 +1,7 @@
 import { DEFAULT_RATE, DEFAULT_RATE_PER_IP, parseOrigins, parseRate, SettingError } from '../../shared/access/publishable'
 import { parseScopes, SCOPES } from '../../shared/access/scopes'
-import { businessFlag as business, command, UsageError, type Group } from '../spec'
+import type { CreatedApiKey } from '../../shared/access/schemas'
+import { businessFlag as business, checked, command, UsageError, type Group } from '../spec'
 
 const accounts = () => import('../../shared/access/accounts')
 
@@ -60,12 +61,16 @@ export const key: Group = {
       async run(args, ctx) {
         const { createApiKey, createPublishableKey } = await accounts()
         const common = { businessId: args.business, name: args.name ?? null, expiresAt: args['expires-at'] ?? null }
-        const created = args.publishable
-          ? await createPublishableKey(ctx, { ...common, origins: args.origins!, ratePerIp: args['rate-per-ip'] ?? parseRate(DEFAULT_RATE_PER_IP), rate: args.rate ?? parseRate(DEFAULT_RATE) })
-          : await createApiKey(ctx, { ...common, scopes: args.scopes! })
-        const note = created.kind === 'publishable'
-          ? `A publishable key may appear in your pages; it works only from ${created.origins!.join(', ')}.`
-          : 'This is the only time the secret is shown; store it now.'
+        let created: CreatedApiKey
+        let note: string
+        if (args.publishable) {
+          const origins = checked(args.origins, 'origins')
+          created = await createPublishableKey(ctx, { ...common, origins, ratePerIp: args['rate-per-ip'] ?? parseRate(DEFAULT_RATE_PER_IP), rate: args.rate ?? parseRate(DEFAULT_RATE) })
+          note = `A publishable key may appear in your pages; it works only from ${origins.join(', ')}.`
+        } else {
+          created = await createApiKey(ctx, { ...common, scopes: checked(args.scopes, 'scopes') })
+          note = 'This is the only time the secret is shown; store it now.'
+        }
         ctx.out(created, `created ${created.kind} key ${created.key_id} for business ${args.business}\n\n  ${created.api_key}\n\n${note}`)
       },
     }),
@@ -93,7 +98,7 @@ export const key: Group = {
       async run(args, ctx) {
         const keys = await (await accounts()).listApiKeys(ctx, args.business)
         const state = (k: (typeof keys)[number]) => (k.revoked_at ? 'revoked' : k.expires_at && new Date(k.expires_at) < new Date() ? 'expired' : 'active')
-        const browser = (k: (typeof keys)[number]) => (k.kind === 'publishable' ? `  ${k.origins!.join(',')}  ${k.rate_per_ip} per address, ${k.rate} in total` : '')
+        const browser = (k: (typeof keys)[number]) => (k.kind === 'publishable' ? `  ${(k.origins ?? []).join(',')}  ${k.rate_per_ip} per address, ${k.rate} in total` : '')
         ctx.out({ business_id: args.business, keys }, keys.map((k) => `${k.key_id}  ${k.kind}  ${k.name ?? '-'}  ${k.scopes.join(',')}  ${state(k)}${browser(k)}`).join('\n') || 'no keys')
       },
     }),

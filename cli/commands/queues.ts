@@ -73,6 +73,11 @@ async function handleFailed(verbName: 'retry' | 'drop', args: Selection, ctx: Cl
     // A retried job gets its full attempts and backoff again: the operator fixed the cause. Its
     // data is reopened first: a job that ran before would find it failed and do nothing.
     const hooksOf = (job: Job) => dataHooksOf(jobDataHooks, queue as JobKind, job.data)
+    // A job read back from a queue has its id (BullMQ types it optional for jobs not yet added).
+    const idOf = (job: Job): string => {
+      if (job.id === undefined) throw new Error(`a ${queue} job read from Redis has no id`)
+      return job.id
+    }
     const done: string[] = []
     const skipped: string[] = []
     /** Only BullMQ's refusal means "no longer failed"; a database error stops the command. */
@@ -82,17 +87,17 @@ async function handleFailed(verbName: 'retry' | 'drop', args: Selection, ctx: Cl
         return true
       } catch {
         // The job left the failed state meanwhile (retried by another operator, removed by hand).
-        skipped.push(job.id!)
+        skipped.push(idOf(job))
         return false
       }
     }
     const apply = async (job: Job) => {
       if (verbName === 'retry') {
         await hooksOf(job)?.reopen(ctx)
-        if (await moved(() => job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true }), job)) done.push(job.id!)
+        if (await moved(() => job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true }), job)) done.push(idOf(job))
       } else if (await moved(() => job.remove(), job)) {
         await hooksOf(job)?.abandon(ctx)
-        done.push(job.id!)
+        done.push(idOf(job))
       }
     }
     if (jobs) for (const job of jobs) await apply(job)

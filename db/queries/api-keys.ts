@@ -88,7 +88,7 @@ export async function setKeyOrigins(db: Db, keyId: string, origins: string[]): P
 export async function touchKeys(db: Db, stamps: Map<number, Date>): Promise<void> {
   if (stamps.size === 0) return
   const ids = [...stamps.keys()]
-  const times = ids.map((id) => stamps.get(id)!.toISOString())
+  const times = [...stamps.values()].map((at) => at.toISOString())
   await db.execute(sql`
     update api_keys k set last_used_at = greatest(coalesce(k.last_used_at, v.t), v.t)
     from unnest(${`{${ids.join(',')}}`}::int[], ${`{${times.join(',')}}`}::timestamptz[]) as v(id, t)

@@ -58,12 +58,20 @@ async function writeOrDuplicate(db: Db, businessId: number, columns: ContactColu
     } catch (error) {
       const onPhone = isUniqueViolation(error, PHONE_UNIQUE)
       if (!onPhone && !isUniqueViolation(error, EMAIL_UNIQUE)) throw error
-      const existing = await findDuplicateId(db, businessId, onPhone ? { phone: columns.phone! } : { email: columns.email! })
+      const held = heldBy(columns, onPhone)
+      if (!held) throw error
+      const existing = await findDuplicateId(db, businessId, held)
       if (existing !== null) return { duplicateOf: existing }
       // The holder changed its phone/email (or was deleted) in between: the write may now succeed.
       if (attempt >= 2) throw error
     }
   }
+}
+
+/** The value behind the violated constraint (the write set it, so it is there). */
+function heldBy(columns: ContactColumns, onPhone: boolean): { phone: string } | { email: string } | null {
+  if (onPhone) return typeof columns.phone === 'string' ? { phone: columns.phone } : null
+  return typeof columns.email === 'string' ? { email: columns.email } : null
 }
 
 async function findDuplicateId(db: Db, businessId: number, by: { phone: string } | { email: string }): Promise<number | null> {

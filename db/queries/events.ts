@@ -34,10 +34,11 @@ function insertEventsSql(businessId: number, rows: NewEventRow[]): SQL {
   }
   // json, not jsonb: each `data` keeps the text it was written as (its keys in the order they
   // were written, its numbers as written), without being parsed into jsonb and rendered back.
+  const recordset = JSON.stringify(rows.map((e) => ({ type: e.type, data: dataText(e) })))
   return sql`
     insert into event_outbox (business_id, type, data)
     select ${businessId}, e.type, e.data::json
-    from rows from (json_to_recordset(${JSON.stringify(rows.map((e) => ({ type: e.type, data: dataText(e) })))}::json) as (type text, data text)) with ordinality as e(type, data, n)
+    from rows from (json_to_recordset(${recordset}::json) as (type text, data text)) with ordinality as e(type, data, n)
     order by e.n`
 }
 

@@ -142,7 +142,8 @@ export async function revertProcessing(db: Db, sessionId: string): Promise<void>
 export async function settleSession(db: Db, sessionId: string): Promise<void> {
   await db.execute(sql`select 1 from upload_sessions where id = ${sessionId} for update`)
   await db.execute(sql`
-    update upload_sessions s set state = case when exists (select 1 from upload_files f where f.session_id = s.id and f.state = 'ready') then 'completed' else 'failed' end
+    update upload_sessions s
+    set state = case when exists (select 1 from upload_files f where f.session_id = s.id and f.state = 'ready') then 'completed' else 'failed' end
     where s.id = ${sessionId} and s.state = 'processing'
       and not exists (select 1 from upload_files f where f.session_id = s.id and f.state in ('pending', 'processing'))`)
 }
@@ -222,7 +223,10 @@ export async function createImagesForFiles(db: Db, session: Pick<UploadSessionRo
       .from(propertyImages)
       .where(inArray(propertyImages.uploadFileId, files.map((f) => f.id)))
       .orderBy(asc(propertyImages.position))
-    for (const r of rows) await tx.update(uploadFiles).set({ imageId: r.id }).where(eq(uploadFiles.id, r.fileId!))
+    for (const { id, fileId } of rows) {
+      // Always set: the rows were selected by their upload file.
+      if (fileId !== null) await tx.update(uploadFiles).set({ imageId: id }).where(eq(uploadFiles.id, fileId))
+    }
     return rows.filter((r) => r.state === 'processing').map((r) => r.id)
   })
 }
@@ -496,7 +500,9 @@ export async function setImageTitle(db: Db, imageId: string, title: string): Pro
 export async function applyImageOrder(tx: Db, propertyId: number, ids: string[]): Promise<void> {
   await tx.execute(sql`
     with wanted as (select w.id::uuid as id, w.ord from jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb) with ordinality as w(id, ord)),
-    failed as (select id, ${ids.length} + row_number() over (order by position, created_at) as ord from property_images where property_id = ${propertyId} and state = 'failed')
+    failed as (
+      select id, ${ids.length} + row_number() over (order by position, created_at) as ord
+      from property_images where property_id = ${propertyId} and state = 'failed')
     update property_images p set position = n.ord, is_primary = (n.ord = 1 and p.state <> 'failed')
     from (select * from wanted union all select * from failed) n
     where p.id = n.id and p.property_id = ${propertyId}`)

@@ -99,7 +99,9 @@ export async function setVideoTitle(db: Db, videoId: string, title: string): Pro
 export async function applyVideoOrder(tx: Db, propertyId: number, ids: string[]): Promise<void> {
   await tx.execute(sql`
     with wanted as (select w.id::uuid as id, w.ord from jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb) with ordinality as w(id, ord)),
-    failed as (select id, ${ids.length} + row_number() over (order by position, created_at) as ord from property_videos where property_id = ${propertyId} and state = 'failed')
+    failed as (
+      select id, ${ids.length} + row_number() over (order by position, created_at) as ord
+      from property_videos where property_id = ${propertyId} and state = 'failed')
     update property_videos v set position = n.ord, updated_at = now()
     from (select * from wanted union all select * from failed) n
     where v.id = n.id and v.property_id = ${propertyId}`)
@@ -177,7 +179,7 @@ export async function reopenVideo(tx: Db, videoId: string): Promise<boolean> {
 /** The original of a failed video is handed to the storage cleanup: returns the key it had, if any. Run it in a transaction. */
 export async function releaseOriginal(tx: Db, videoId: string): Promise<string | null> {
   const video = await loadVideo(tx, videoId, { forUpdate: true })
-  if (!video || video.state !== 'failed' || video.originalKey === null) return null
+  if (video?.state !== 'failed' || video.originalKey === null) return null
   await tx.update(propertyVideos).set({ originalKey: null }).where(eq(propertyVideos.id, videoId))
   return video.originalKey
 }

@@ -25,14 +25,13 @@ export const apiKeys = pgTable(
     revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
   },
-  (t) => [
-    index('api_keys_business_idx').on(t.businessId),
+  (t) => {
     // A publishable key carries exactly the ingest scope, its origins and its two rates; a secret key none of them.
-    check(
-      'api_keys_kind_check',
-      sql`(${t.kind} = 'secret' and ${t.origins} is null and ${t.ratePerIp} is null and ${t.rate} is null) or (${t.kind} = 'publishable' and ${t.scopes} = array['leads:ingest'] and cardinality(${t.origins}) between 1 and 20 and ${t.ratePerIp} is not null and ${t.rate} is not null)`,
-    ),
-  ],
+    const secret = sql`(${t.kind} = 'secret' and ${t.origins} is null and ${t.ratePerIp} is null and ${t.rate} is null)`
+    const rates = sql`${t.ratePerIp} is not null and ${t.rate} is not null`
+    const publishable = sql`(${t.kind} = 'publishable' and ${t.scopes} = array['leads:ingest'] and cardinality(${t.origins}) between 1 and 20 and ${rates})`
+    return [index('api_keys_business_idx').on(t.businessId), check('api_keys_kind_check', sql`${secret} or ${publishable}`)]
+  },
 )
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect

@@ -9,7 +9,7 @@
  */
 import type { TypeFilter } from '../../db/queries/events'
 import type { Scope } from '../access/scopes'
-import { EVENT_FAMILIES, EVENT_TYPE_PATTERNS, EVENT_TYPES, type EventFamily, type EventType, type EventTypePattern } from './schemas'
+import { EVENT_TYPE_PATTERNS, EVENT_TYPES, type EventFamily, type EventType, type EventTypePattern } from './schemas'
 
 const FAMILY_SCOPE: Record<EventFamily, Scope> = {
   lead: 'leads:read',

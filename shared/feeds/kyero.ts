@@ -90,7 +90,9 @@ export function kyeroProperty(doc: PropertyView, lastChange: Date): string | nul
   if (surface) parts.push(`<surface_area>${surface}</surface_area>`)
   const consumption = doc.specs.energy_certificate?.toUpperCase()
   const emissions = doc.specs.emissions?.toUpperCase()
-  const rating = `${consumption && RATING_RE.test(consumption) ? element('consumption', consumption) : ''}${emissions && RATING_RE.test(emissions) ? element('emissions', emissions) : ''}`
+  const consumptionRating = consumption && RATING_RE.test(consumption) ? element('consumption', consumption) : ''
+  const emissionsRating = emissions && RATING_RE.test(emissions) ? element('emissions', emissions) : ''
+  const rating = consumptionRating + emissionsRating
   if (rating) parts.push(`<energy_rating>${rating}</energy_rating>`)
 
   const descriptions = [element('es', htmlToText(doc.description) || doc.title)]

@@ -84,7 +84,10 @@ export async function updateLead(deps: Pick<Services, 'database'>, businessId: n
     const before = await findContact(tx, businessId, leadId)
     if (!before) throw leadNotFound()
     const id = writtenId(await updateContact(tx, businessId, leadId, columns))
-    const after = leadView((await findContact(tx, businessId, id))!)
+    // Written in this transaction, so it is there.
+    const written = await findContact(tx, businessId, id)
+    if (!written) throw new Error(`lead ${id} is missing right after its update`)
+    const after = leadView(written)
     const previous = changedAttributes(leadView(before), after)
     // contract §10.1: lead.updated when the PATCH changed something.
     if (Object.keys(previous).length) await recordEvents(tx, businessId, [{ type: 'lead.updated', object: after, previousAttributes: previous }])

@@ -52,10 +52,11 @@ function spanishValidator(): ((national: string) => boolean) | undefined {
   if (typeof plan?.nationalNumberPattern !== 'function' || typeof plan.type !== 'function') return undefined
   const whole = (pattern: string) => new RegExp(`^(?:${pattern})$`)
   const general = whole(plan.nationalNumberPattern())
+  const typeOf = plan.type.bind(plan)
   const types = NUMBER_TYPES.flatMap((name) => {
-    const type = plan.type!(name)
+    const type = typeOf(name)
     const pattern = type?.pattern()
-    return pattern ? [{ re: whole(pattern), lengths: type!.possibleLengths() }] : []
+    return type && pattern ? [{ re: whole(pattern), lengths: type.possibleLengths() }] : []
   })
   return (national) => general.test(national) && types.some((t) => (!t.lengths || t.lengths.includes(national.length)) && t.re.test(national))
 }

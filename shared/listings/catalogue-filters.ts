@@ -55,7 +55,7 @@ export function catalogueQueryOf(businessId: number, p: ListParams): { query: Ca
     type: p.type,
     subtypeKey: p.subtype,
     cityLc: p.city?.toLowerCase(),
-    areas: areas && areas.length ? areas.map(toSqlArea) : undefined,
+    areas: areas?.length ? areas.map(toSqlArea) : undefined,
     minPrice: p.min_price,
     maxPrice: p.max_price,
     minBedrooms: p.min_bedrooms,

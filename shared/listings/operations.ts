@@ -7,7 +7,7 @@
 import type { Static } from '@sinclair/typebox'
 import type { Db } from '../../db/client'
 import { getCatalogueDocText } from '../../db/queries/catalogue/list'
-import { analyzeCatalogue, type PropertySlice } from '../../db/queries/catalogue/rebuild'
+import { analyzeCatalogue, analyzeCatalogueWhenDue, type PropertySlice } from '../../db/queries/catalogue/rebuild'
 import { readCataloguePage, type CataloguePageCache } from './catalogue-cache'
 import { countProperties, findProperty, insertProperty, isOwnerContact, setPublished, updatePropertyColumns } from '../../db/queries/properties'
 import type { PropertyRow } from '../../db/schema'
@@ -221,7 +221,7 @@ export function rebuildCatalogueBatch(deps: ListingsDeps, slice: PropertySlice):
 /**
  * One step of a queued business reindex: rebuilds a slice and queues the next, so a
  * whole-business reindex is many short jobs (each retried on its own) rather than one long one.
- * The last gathers the catalogue's statistics (analyzeCatalogue).
+ * The last gathers the catalogue's statistics when enough changed (analyzeCatalogueWhenDue).
  */
 export async function reindexCatalogueSlice(
   deps: Pick<Services, 'database' | 'queues'>,
@@ -230,7 +230,7 @@ export async function reindexCatalogueSlice(
   const result = await rebuildCatalogueBatch(deps, slice)
   if (result.lastId !== null) {
     await deps.queues.enqueue('catalogue-reindex', { businessId: slice.businessId, afterId: result.lastId, batchSize: slice.batchSize })
-  } else await analyzeCatalogue(deps.database.db)
+  } else await analyzeCatalogueWhenDue(deps.database.db)
   return result
 }
 

@@ -17,7 +17,8 @@ export async function watermarkOf(deps: Pick<Services, 'storage'>, business: { b
     // A logo that vanished falls back to the name rather than blocking every photo.
     if (!stored) return { kind: 'text', text: business.businessName }
     if (logos.size > LOGO_CACHE_LIMIT) logos.clear()
-    logos.set(business.watermarkKey, (data = stored))
+    logos.set(business.watermarkKey, stored)
+    data = stored
   }
   return { kind: 'image', cacheKey: business.watermarkKey, data: data.slice() }
 }

@@ -98,7 +98,7 @@ export async function reorderImages(deps: Pick<Services, 'database'>, businessId
     const rows = await listPropertyImages(tx, property.id)
     checkOrder(wanted, rows, 'image_ids', 'image')
     const current = orderedIds(rows)
-    const unchanged = current.length === wanted.length && current.every((id, i) => id === wanted[i]) && (wanted.length === 0 || rows.find((r) => r.id === wanted[0])!.isPrimary)
+    const unchanged = current.length === wanted.length && current.every((id, i) => id === wanted[i]) && (wanted.length === 0 || rows.find((r) => r.id === wanted[0])?.isPrimary === true)
     if (unchanged) return
     await applyImageOrder(tx, property.id, wanted)
     await mediaChanged(tx, property, { images: await imagesOfProperty(tx, property.id) })

@@ -7,7 +7,7 @@
  */
 import type { Db } from '../../db/client'
 import { createUploadSession } from '../../db/queries/images'
-import { FetchError, IMAGE_IMPORT_LIMITS, safeFetch, type ResolveHost } from '../platform/fetch'
+import { FetchError, IMAGE_IMPORT_LIMITS, safeFetch, type ResolveHost, type SafeFetchResponse } from '../platform/fetch'
 import type { Services } from '../platform/services'
 import { requireProperty } from './media-writes'
 import { MAX_UPLOAD_BYTES, type ImageImport } from './schemas'
@@ -77,7 +77,7 @@ export type ImportDeps = Pick<Services, 'config' | 'storage'> & { resolveHost?: 
  */
 export async function fetchImportedFile(deps: ImportDeps, file: { originalKey: string; sourceUrl: string }): Promise<FetchVerdict> {
   if (await deps.storage.head('private', file.originalKey)) return { ok: true }
-  let response
+  let response: SafeFetchResponse
   try {
     response = await safeFetch(file.sourceUrl, {
       allowHosts: deps.config.imageImportAllowHosts,

@@ -4,6 +4,7 @@
  * Routes, processors and the CLI call these with the stores they use (shared/platform/services.ts).
  * No answer names an original's storage key beyond the write-only upload URL itself.
  */
+import type { Job } from 'bullmq'
 import type { Database, Db } from '../../db/client'
 import { findBusiness } from '../../db/queries/businesses'
 import {
@@ -83,7 +84,7 @@ export async function completeImageUpload(deps: Pick<Services, 'database' | 'que
   if (state === 'expired') throw UploadNotFound()
   if (state === 'pending' || state === 'processing') {
     await startProcessing(db, session.id)
-    let job
+    let job: Job
     try {
       // Also on `processing`: a repeated call re-queues a job that might have been lost; the job id makes it one job.
       job = await deps.queues.enqueue('upload-complete', { uploadId: session.id })
@@ -95,7 +96,7 @@ export async function completeImageUpload(deps: Pick<Services, 'database' | 'que
     // PostgreSQL was down then): nothing would run, so the upload takes the terminal state now.
     if (state === 'processing' && (await job.getState().catch(() => 'unknown')) === 'failed') {
       // `add` answers a duplicate id with the job it would have made: read the stored one.
-      const stored = await deps.queues.get(JOBS['upload-complete'].queue).getJob(job.id!).catch(() => undefined)
+      const stored = await deps.queues.get(JOBS['upload-complete'].queue).getJob(JOBS['upload-complete'].jobId({ uploadId: session.id })).catch(() => undefined)
       await exhaustUpload(deps, session.id, stored?.attemptsMade ?? attemptsOf('upload-complete'))
       const settled = await loadUploadSession(db, session.id)
       if (settled && settled.state !== 'processing') return { status: 'ok', upload_id: session.id, state: settled.state as 'completed' | 'failed' }
@@ -145,7 +146,7 @@ export async function processCompletedUpload(deps: Pick<Services, 'config' | 'da
   const { db } = deps.database
   const session = await loadUploadSession(db, uploadId)
   // Gone (property deleted) or not completed by the client: nothing to do.
-  if (!session || session.state !== 'processing') return { skipped: session?.state ?? 'missing' }
+  if (session?.state !== 'processing') return { skipped: session?.state ?? 'missing' }
 
   const toCheck = session.files.filter((f) => f.state === 'processing' && f.imageId === null)
   // An import's files are fetched first (contract §9.2), then checked exactly like uploads.
@@ -194,7 +195,7 @@ export async function makePublicCopy(
 ): Promise<ImageProcessed> {
   const { db } = deps.database
   const image = await loadImageToProcess(db, imageId)
-  if (!image || image.state !== 'processing') return { skipped: image?.state ?? 'missing' }
+  if (image?.state !== 'processing') return { skipped: image?.state ?? 'missing' }
 
   const original = await deps.storage.get('private', image.originalKey)
   if (!original) {
@@ -255,7 +256,7 @@ export async function exhaustUpload(deps: { database: Database }, uploadId: stri
 /** The image-watermark job of the image failed for good: the image fails, kept for a retry. */
 export async function exhaustImage(deps: { database: Database }, imageId: string, attempts: number): Promise<void> {
   const image = await loadImageToProcess(deps.database.db, imageId)
-  if (!image || image.state !== 'processing') return
+  if (image?.state !== 'processing') return
   await failImage(deps.database, image, EXHAUSTED_IMAGE(attempts), { exhausted: true })
 }
 
@@ -299,7 +300,7 @@ export async function recoverMediaJobs(deps: Pick<Services, 'database' | 'queues
   let failed = 0
   const check = async (kind: 'upload-complete' | 'image-watermark', ids: string[], exhaust: (id: string, attempts: number) => Promise<void>) => {
     const payloadOf = (id: string) => (kind === 'upload-complete' ? { uploadId: id } : { imageId: id })
-    const jobIds = ids.map((id) => JOBS[kind].jobId(payloadOf(id) as never)!)
+    const jobIds = ids.map((id) => JOBS[kind].jobId(payloadOf(id) as never))
     const presence = await deps.queues.presenceOf(JOBS[kind].queue, jobIds)
     for (let i = 0; i < ids.length; i++) {
       const state = presence.get(jobIds[i])

@@ -48,11 +48,11 @@ export class ImagePool {
   }
 
   private dispatch(): void {
-    while (this.waiting.length) {
+    for (let task = this.waiting[0]; task; task = this.waiting[0]) {
       let slot = this.slots.find((s) => s.task === null)
       if (!slot && this.slots.length < this.size) slot = this.spawn()
       if (!slot) return
-      const task = this.waiting.shift()!
+      this.waiting.shift()
       slot.task = task
       try {
         slot.worker.postMessage(task.request, [task.request.input])

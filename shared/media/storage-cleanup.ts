@@ -95,7 +95,7 @@ export async function sweepStorageDeletions(deps: Pick<Services, 'database' | 'q
   const ids = await deletionsOlderThan(deps.database.db, options.olderThanMs ?? LEFTOVER_AFTER_MS, SWEEP_BATCH)
   if (ids.length === 0) return { requeued: 0 }
   const def = JOBS['storage-cleanup']
-  const jobIds = ids.map((id) => def.jobId({ deletionId: id })!)
+  const jobIds = ids.map((id) => def.jobId({ deletionId: id }))
   const presence = await deps.queues.presenceOf(def.queue, jobIds)
   let requeued = 0
   for (let i = 0; i < ids.length; i++) {

@@ -85,7 +85,8 @@ async function runTool(cmd: string[], timeoutMs: number, options: { stdout?: boo
 export class ToolError extends Error {
   override name = 'ToolError'
   constructor(readonly tool: string, readonly result: Pick<RunResult, 'code' | 'signal' | 'timedOut' | 'stderr'>) {
-    super(`${tool} ${result.timedOut ? 'timed out' : result.signal ? `was killed (${result.signal})` : `exited with ${result.code}`}: ${result.stderr.trim().split('\n').slice(-3).join(' | ')}`)
+    const how = result.timedOut ? 'timed out' : result.signal ? `was killed (${result.signal})` : `exited with ${result.code}`
+    super(`${tool} ${how}: ${result.stderr.trim().split('\n').slice(-3).join(' | ')}`)
   }
 }
 
@@ -130,8 +131,9 @@ export function checkProbe(probe: FfprobeOutput): ProbeResult {
   const video = streams.find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic && (s.width ?? 0) > 0 && (s.height ?? 0) > 0)
   if (!video) throw new VideoRejectedError('The file has no video stream')
   const audio = streams.find((s) => s.codec_type === 'audio')
-  const width = video.width!
-  const height = video.height!
+  // Both above 0: the stream was chosen for it.
+  const width = video.width ?? 0
+  const height = video.height ?? 0
   if (Math.max(width, height) > MAX_LONG_EDGE || Math.min(width, height) > MAX_SHORT_EDGE) {
     throw new VideoRejectedError(`The video is ${width}×${height} pixels; the limit is 4K (${MAX_LONG_EDGE}×${MAX_SHORT_EDGE})`)
   }
@@ -156,10 +158,8 @@ export function transcodeArgs(input: string, outDir: string, probe: Pick<ProbeRe
   const audio = probe.audioStream === null ? ['-an'] : ['-map', `0:${probe.audioStream}`, '-c:a', 'aac', '-b:a', '128k', '-ac', '2']
   // A container that does not say how long it is: stop just past the limit (checked after).
   const cap = probe.durationS === null ? ['-t', String(MAX_DURATION_S + 1)] : []
-  const tee = [
-    `[f=mp4:movflags=+faststart]${outDir}/${RENDITION.mp4}`,
-    `[f=hls:hls_time=${HLS_SEGMENT_S}:hls_playlist_type=vod:hls_segment_type=mpegts:hls_segment_filename=${outDir}/${RENDITION.segmentPattern}]${outDir}/${RENDITION.playlist}`,
-  ].join('|')
+  const hls = ['f=hls', `hls_time=${HLS_SEGMENT_S}`, 'hls_playlist_type=vod', 'hls_segment_type=mpegts', `hls_segment_filename=${outDir}/${RENDITION.segmentPattern}`]
+  const tee = [`[f=mp4:movflags=+faststart]${outDir}/${RENDITION.mp4}`, `[${hls.join(':')}]${outDir}/${RENDITION.playlist}`].join('|')
   return [
     'ffmpeg', '-nostdin', '-hide_banner', '-v', 'error', '-y',
     ...SAFE_INPUT, '-i', input,

@@ -8,6 +8,7 @@
 import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { Job } from 'bullmq'
 import type { Database, Db } from '../../db/client'
 import { deleteDeletion } from '../../db/queries/storage-deletions'
 import {
@@ -25,7 +26,7 @@ import { lockProperty, mediaChanged, requireProperty } from './media-writes'
 import type { CompletedVideoUpload, CreatedVideoUpload, VideoLink, VideoUpdate, VideoUpload, VideoView } from './schemas'
 import { queueDeletions, scheduleDeletions, type Deletion, type ScheduledDeletion } from './storage-cleanup'
 import { newOriginalKey, newVideoPrefix } from './storage-keys'
-import { RENDITION, SEGMENT_RE, ToolError, VideoRejectedError, probeVideo, renditionContentType, transcode } from './transcode'
+import { RENDITION, SEGMENT_RE, ToolError, VideoRejectedError, probeVideo, renditionContentType, transcode, type Rendition } from './transcode'
 import { COMPLETE_GRACE_MS } from './upload-expiry'
 import { recogniseVideoLink } from './video-links'
 
@@ -135,7 +136,7 @@ export async function completeVideoUpload(deps: Pick<Services, 'database' | 'que
     return answer('failed')
   }
   const moved = video.state === 'pending' && (await startVideoProcessing(db, video.id))
-  let job
+  let job: Job
   try {
     // Also on `processing`: a repeated call re-queues a job that might have been lost; the job id makes it one job.
     job = await deps.queues.enqueue('video-transcode', { videoId: video.id })
@@ -145,7 +146,7 @@ export async function completeVideoUpload(deps: Pick<Services, 'database' | 'que
   }
   if (!moved && (await job.getState().catch(() => 'unknown')) === 'failed') {
     // The job failed for good without the worker recording it (PostgreSQL was down then).
-    const stored = await deps.queues.get(JOBS['video-transcode'].queue).getJob(job.id!).catch(() => undefined)
+    const stored = await deps.queues.get(JOBS['video-transcode'].queue).getJob(JOBS['video-transcode'].jobId({ videoId: video.id })).catch(() => undefined)
     await exhaustVideo(deps, video.id, stored?.attemptsMade ?? attemptsOfTranscode())
     const settled = await loadVideo(db, video.id)
     if (settled && settled.state !== 'processing' && settled.state !== 'pending') return answer(settled.state)
@@ -271,7 +272,7 @@ export type VideoProcessed = { skipped: string } | { failed: string } | { ready:
 export async function processVideoTranscode(deps: Pick<Services, 'database' | 'storage' | 'queues' | 'logger'>, videoId: string): Promise<VideoProcessed> {
   const { db } = deps.database
   const video = await loadVideo(db, videoId)
-  if (!video || video.state !== 'processing') return { skipped: video?.state ?? 'missing' }
+  if (video?.state !== 'processing') return { skipped: video?.state ?? 'missing' }
   if (!video.originalKey) {
     await failVideo(deps, video.id, 'The file was not uploaded')
     return { failed: 'The file was not uploaded' }
@@ -289,7 +290,7 @@ export async function processVideoTranscode(deps: Pick<Services, 'database' | 's
     if (video.declaredSize !== null && size > video.declaredSize) return reject(`The file is larger than its declared size (${size} > ${video.declaredSize} bytes)`)
     const out = join(work, 'out')
     await mkdir(out)
-    let rendition
+    let rendition: Rendition
     try {
       rendition = await transcode(input, out, await probeVideo(input))
     } catch (error) {
@@ -310,7 +311,12 @@ async function renditionFiles(dir: string): Promise<{ name: string; contentType:
     if (!files.includes(required)) throw new ToolError('ffmpeg', { code: 0, signal: null, timedOut: false, stderr: `${required} was not written` })
   }
   // The playlist last: a player never finds it before its segments.
-  return files.sort((a, b) => Number(a === RENDITION.playlist) - Number(b === RENDITION.playlist)).map((name) => ({ name, contentType: renditionContentType(name)! }))
+  const typed = (name: string) => {
+    const contentType = renditionContentType(name)
+    if (!contentType) throw new Error(`${name} has no rendition content type`)
+    return { name, contentType }
+  }
+  return files.sort((a, b) => Number(a === RENDITION.playlist) - Number(b === RENDITION.playlist)).map(typed)
 }
 
 const UPLOAD_CONCURRENCY = 4
@@ -377,7 +383,7 @@ export async function sweepVideos(deps: Pick<Services, 'database' | 'queues' | '
   }
   const stuck = await processingVideosBefore(db, new Date(Date.now() - (options.olderThanMs ?? STUCK_AFTER_MS)), SWEEP_BATCH)
   const def = JOBS['video-transcode']
-  const jobIds = stuck.map((videoId) => def.jobId({ videoId })!)
+  const jobIds = stuck.map((videoId) => def.jobId({ videoId }))
   const presence = await deps.queues.presenceOf(def.queue, jobIds)
   let requeued = 0
   let failed = 0

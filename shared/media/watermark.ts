@@ -38,7 +38,10 @@ function base(spec: WatermarkSpec): Promise<Buffer> {
   const key = spec.kind === 'image' ? `image:${spec.cacheKey}` : `text:${spec.text}`
   let entry = rendered.get(key)
   if (!entry) {
-    if (rendered.size >= CACHE_LIMIT) rendered.delete(rendered.keys().next().value!)
+    if (rendered.size >= CACHE_LIMIT) {
+      const oldest = rendered.keys().next()
+      if (!oldest.done) rendered.delete(oldest.value)
+    }
     entry = renderBase(spec)
     entry.catch(() => rendered.delete(key))
     rendered.set(key, entry)

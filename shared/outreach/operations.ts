@@ -44,7 +44,7 @@ export async function deliverOutreach(deps: Pick<Services, 'config' | 'database'
   if (delivery.state !== 'pending') return { outcome: 'not-pending', deliveryId, state: delivery.state }
 
   const endpoint = await queries.findOutreachEndpoint(db, delivery.businessId)
-  if (!endpoint || !endpoint.enabled) {
+  if (!endpoint?.enabled) {
     const reason = endpoint ? 'outreach endpoint disabled' : 'outreach endpoint removed'
     await queries.finishOutreachDelivery(db, deliveryId, 'skipped', reason)
     return { outcome: 'ended', deliveryId, state: 'skipped', reason }
@@ -114,7 +114,7 @@ export async function sweepOutreachDeliveries(
   while (checked < maxPerRun) {
     const rows = await queries.listDuePendingDeliveries(db, options.minAgeMs ?? SWEEP_MIN_AGE_MS, { limit: Math.min(pageSize, maxPerRun - checked), offset: checked })
     if (rows.length === 0) break
-    const jobIds = rows.map(({ id }) => JOBS.outreach.jobId({ deliveryId: id })!)
+    const jobIds = rows.map(({ id }) => JOBS.outreach.jobId({ deliveryId: id }))
     const presence = await deps.queues.presenceOf(JOBS.outreach.queue, jobIds)
     for (let i = 0; i < rows.length; i++) {
       const { id, rank } = rows[i]

@@ -196,7 +196,7 @@ function redisSentinelOf(env: Record<string, string | undefined>): RedisSentinel
   if (!master) throw new ConfigError('REDIS_SENTINELS is set but REDIS_SENTINEL_MASTER is not: name the master the sentinels monitor')
   const sentinels = raw.split(',').map((s) => s.trim()).filter(Boolean).map((entry) => {
     const parsed = URL.canParse(`redis://${entry}`) ? new URL(`redis://${entry}`) : undefined
-    if (!parsed || !parsed.port || parsed.pathname !== '' || parsed.username || /[/?#@]/.test(entry)) {
+    if (!parsed?.port || parsed.pathname !== '' || parsed.username || /[/?#@]/.test(entry)) {
       throw new ConfigError(`REDIS_SENTINELS must list host:port entries separated by commas, got "${entry}"`)
     }
     return { host: parsed.hostname.replace(/^\[|\]$/g, ''), port: Number(parsed.port) }

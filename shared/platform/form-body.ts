@@ -51,7 +51,7 @@ function unwrap(schema: TSchema | undefined): TSchema | undefined {
 
 function child(parent: TSchema | undefined, name: string): Slot {
   const schema = unwrap(parent)
-  if (!schema || schema.type !== 'object') return { schema: undefined, required: false }
+  if (schema?.type !== 'object') return { schema: undefined, required: false }
   if (schema.properties && Object.hasOwn(schema.properties, name)) {
     return { schema: schema.properties[name] as TSchema, required: Array.isArray(schema.required) && schema.required.includes(name) }
   }

@@ -55,19 +55,20 @@ export const LeadErasurePayload = Type.Object({
   fingerprints: Type.Array(Type.String({ maxLength: 128 }), { maxItems: 4 }),
 })
 
-interface JobDefinition<S extends TSchema> {
+interface JobDefinition<S extends TSchema, Id extends string | undefined> {
   queue: QueueName
   /** `domain.verb` (conventions §12). */
   name: string
   payload: S
   /** BullMQ job id from the business key, so a double enqueue is one job; undefined → random. */
-  jobId: (payload: Static<S>) => string | undefined
+  jobId: (payload: Static<S>) => Id
   /** BullMQ deduplication from the business key, for a queue that wants one live job per key. */
   deduplication?: (payload: Static<S>) => DeduplicationOptions
   options: JobsOptions
 }
 
-const define = <S extends TSchema>(d: JobDefinition<S>) => d
+// Id is inferred per queue, so the queues keyed by a business key give a `string` to their sweeps.
+const define = <S extends TSchema, Id extends string | undefined>(d: JobDefinition<S, Id>) => d
 
 // Retention: completed jobs are kept briefly for `cli queues` and debugging. A failed job is a
 // job that exhausted its retries (or failed permanently): it is kept until an operator retries or

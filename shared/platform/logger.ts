@@ -1,4 +1,5 @@
 /** Structured JSON logs, one object per line. Callers pass ids and figures, never secrets. */
+import { writeSync } from 'node:fs'
 import type { Config } from './config'
 
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const
@@ -12,7 +13,33 @@ export interface Logger {
   child(fields: Record<string, unknown>): Logger
 }
 
-export function createLogger(level: Config['logLevel'] = 'info', base: Record<string, unknown> = {}, write: (line: string) => void = (l) => process.stdout.write(l)): Logger {
+/**
+ * Lines for stdout, written together once per turn of the event loop: one write per request cost
+ * the ingest path a system call per request (a burst answers many requests in one turn). Whatever
+ * is pending is written synchronously when the process exits (process.exit, a drained shutdown);
+ * only a SIGKILL can lose the current turn's lines.
+ */
+let pending = ''
+let flushScheduled = false
+function flushPending(): void {
+  flushScheduled = false
+  if (!pending) return
+  const text = pending
+  pending = ''
+  process.stdout.write(text)
+}
+process.on('exit', () => {
+  if (pending) writeSync(1, pending)
+  pending = ''
+})
+function writeStdout(line: string): void {
+  pending += line
+  if (flushScheduled) return
+  flushScheduled = true
+  setImmediate(flushPending)
+}
+
+export function createLogger(level: Config['logLevel'] = 'info', base: Record<string, unknown> = {}, write: (line: string) => void = writeStdout): Logger {
   const threshold = LEVELS[level]
   const emit = (lvl: Level, msg: string, fields?: Record<string, unknown>) => {
     if (LEVELS[lvl] < threshold) return

@@ -30,8 +30,14 @@ export class ReplicaAck {
   async acknowledged(): Promise<void> {
     const generation = this.generation
     // The WAIT in flight may have been sent before the caller's write was answered: wait for the next.
-    const round = this.inFlight ? (this.next ??= this.inFlight.then(() => this.begin(), () => this.begin())) : this.begin()
+    const round = this.inFlight ? this.after(this.inFlight) : this.begin()
     if ((await round) !== generation) throw new ServiceUnavailableError('Redis', new Error('the connection to Redis changed before the replicas acknowledged'))
+  }
+
+  /** The WAIT that follows the one in flight, one for every caller that arrives meanwhile. */
+  private after(inFlight: Promise<number>): Promise<number> {
+    this.next ??= inFlight.then(() => this.begin(), () => this.begin())
+    return this.next
   }
 
   /** One WAIT; resolves to the connection generation it was sent on. */

@@ -207,7 +207,7 @@ function valueOfLength(f: Bounded, n: number, text: string): unknown {
 }
 
 /** `valueOfLength`, falling back to plain text when the field's own form is longer than `n` (a minimum's n - 1). */
-function valueOf(f: Bounded, n: number, text: string): unknown {
+function boundedValue(f: Bounded, n: number, text: string): unknown {
   const v = valueOfLength(f, n, text)
   return typeof v === 'string' && v.length > n ? text.slice(0, n) : v
 }
@@ -248,14 +248,14 @@ describe('each bound holds: one past is a 422 naming the field, the bound itself
     for (const f of fields) {
       await fc.assert(
         fc.asyncProperty(fc.string({ unit: f.where === 'header' ? HEADER_UNIT : TEXT_UNIT, minLength: f.max + 1, maxLength: f.max + 1 }), async (text) => {
-          const over = await send(f, valueOf(f, f.max + 1, text))
+          const over = await send(f, boundedValue(f, f.max + 1, text))
           if (!locsOf(over).includes(locOf(f))) failures.push(`${label(f)} = ${f.max + 1} long: ${over.status} ${over.text.slice(0, 200)}`)
           if (f.min !== undefined && f.min > 0 && !NO_VALID_VALUE_AT_BOUND[`${f.where} ${f.path.join('.')} min`]) {
-            const short = await send(f, valueOf(f, f.min - 1, text))
+            const short = await send(f, boundedValue(f, f.min - 1, text))
             if (!locsOf(short).includes(locOf(f))) failures.push(`${label(f)} = ${f.min - 1} long: ${short.status} ${short.text.slice(0, 200)}`)
           }
           if (!NO_VALID_VALUE_AT_BOUND[label(f)]) {
-            const at = await send(f, valueOf(f, f.max, text))
+            const at = await send(f, boundedValue(f, f.max, text))
             if (at.status >= 300) failures.push(`${label(f)} = ${f.max} long (the bound): ${at.status} ${at.text.slice(0, 200)}`)
           }
         }),

@@ -84,6 +84,7 @@ describe('/docs in headless Chromium, offline', () => {
     // Every tag is open (defaultOpenAllTags), so the sidebar lists every operation by its summary.
     const sidebar = page.locator('.sidebar, [class*="sidebar"]').first()
     await sidebar.getByText(summaries[summaries.length - 1], { exact: true }).first().waitFor({ timeout: 45_000 })
+    // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText() is the rendered text the reader sees; textContent() would count hidden text
     const text = await page.locator('body').innerText()
     const missing = summaries.filter((s) => !text.includes(s))
     expect(missing).toEqual([])

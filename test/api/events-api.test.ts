@@ -20,7 +20,10 @@ beforeAll(async () => {
 afterAll(() => ctx.close())
 
 /** Sequences are given by the relay after commit; no worker runs here, so the test relays. */
-const list = async (key: string, query = '') => (await relayAll(ctx.deps), call(ctx.app, 'GET', `/v1/events${query}`, { key }))
+const list = async (key: string, query = '') => {
+  await relayAll(ctx.deps)
+  return call(ctx.app, 'GET', `/v1/events${query}`, { key })
+}
 
 describe('property events', () => {
   test('create, PATCH, publish and unpublish record their events; repeats that change nothing record none', async () => {

@@ -34,7 +34,12 @@ function counted(db: Db): { db: Db; readonly reads: number } {
   const proxy = new Proxy(db, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver)
-      if (prop === 'execute') return (...args: unknown[]) => (reads++, (value as (...a: unknown[]) => unknown).apply(receiver, args))
+      if (prop === 'execute') {
+        return (...args: unknown[]) => {
+          reads++
+          return (value as (...a: unknown[]) => unknown).apply(receiver, args)
+        }
+      }
       return value
     },
   })

@@ -58,7 +58,8 @@ describe('POST /v1/leads/inquiries: contacts', () => {
   test('an existing contact with the same phone (any spelling) gets the inquiry and is not modified', async () => {
     const db = ctx.deps.database.db
     const [existing] = await db.execute<{ id: number; updated_at: Date }>(
-      sql`insert into contacts (business_id, type, name, phone, notes, rating, updated_at) values (${biz.id}, 'propietario', 'Old Name', '+34622000111', 'keep me', 2, now() - interval '1 day') returning id, updated_at`,
+      sql`insert into contacts (business_id, type, name, phone, notes, rating, updated_at)
+        values (${biz.id}, 'propietario', 'Old Name', '+34622000111', 'keep me', 2, now() - interval '1 day') returning id, updated_at`,
     )
     const before = (await db.execute(sql`select * from contacts where id = ${existing.id}`))[0]
     const res = await post(biz.apiKey, inquiryBody({ contact: { name: 'New Name', email: 'new@example.com', phone: '0034 622 000 111' }, lead: { type: 'demandante', rating: 5, notes: 'overwrite?' } }))

@@ -16,7 +16,8 @@ beforeAll(async () => {
 afterAll(() => ctx.close())
 
 const snapshot = async () => {
-  const [row] = await ctx.deps.database.db.execute(sql`select p.title, p.published_at, p.updated_at, c.doc::text as doc from properties p left join catalogue_entries c on c.property_id = p.id where p.id = ${id}`)
+  const [row] = await ctx.deps.database.db.execute(sql`select p.title, p.published_at, p.updated_at, c.doc::text as doc
+      from properties p left join catalogue_entries c on c.property_id = p.id where p.id = ${id}`)
   return row
 }
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
-import { createProperty, createPublished, propertyBody } from '../helpers/properties'
+import { createProperty, createPublished, } from '../helpers/properties'
 
 let ctx: TestContext
 let biz: SeededBusiness

@@ -27,7 +27,8 @@ describe('bun run cli catalogue reindex', () => {
     const db = ctx.deps.database.db
     await db.execute(sql`delete from catalogue_entries where property_id = ${published[0]}`)
     await db.execute(sql`update catalogue_entries set doc = '{}' where property_id = ${published[1]}`)
-    await db.execute(sql`insert into catalogue_entries (property_id, business_id, doc, status, operations, type, bedrooms, is_featured, updated_at) values (${draft}, ${biz.id}, '{}', 'x', '{}', 'casa', 0, false, now())`)
+    await db.execute(sql`insert into catalogue_entries (property_id, business_id, doc, status, operations, type, bedrooms, is_featured, updated_at)
+        values (${draft}, ${biz.id}, '{}', 'x', '{}', 'casa', 0, false, now())`)
     const r = await cli('catalogue', 'reindex', '--business', String(biz.id), '--batch-size', '2', '--json')
     expect(r.code, r.stderr).toBe(0)
     expect(JSON.parse(r.stdout)).toMatchObject({ business_id: biz.id, properties: 4, published: 3, drafts: 1 })

@@ -15,7 +15,10 @@ afterAll(() => sql.end({ timeout: 1 }))
 /** A small deterministic generator: the same circles on every run. */
 function prng(seed: number) {
   let s = seed >>> 0
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32)
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0
+    return s / 2 ** 32
+  }
 }
 
 test('every point at the radius, in every direction, lies inside the circle box', async () => {
@@ -27,7 +30,8 @@ test('every point at the radius, in every direction, lies inside the circle box'
   }))
   const rows = await sql<{ i: number; lat: number; lng: number }[]>`
     select c.i, st_y(p::geometry) as lat, st_x(p::geometry) as lng
-    from unnest(${circles.map((c) => c.lat)}::float8[], ${circles.map((c) => c.lng)}::float8[], ${circles.map((c) => c.radius)}::float8[]) with ordinality as c(lat, lng, radius, i)
+    from unnest(${circles.map((c) => c.lat)}::float8[], ${circles.map((c) => c.lng)}::float8[], ${circles.map((c) => c.radius)}::float8[])
+      with ordinality as c(lat, lng, radius, i)
     cross join generate_series(0, 35) a
     cross join lateral (select st_project(st_setsrid(st_makepoint(c.lng, c.lat), 4326)::geography, c.radius, radians(a * 10)) as p) x`
   expect(rows.length).toBe(400 * 36)
@@ -52,8 +56,8 @@ test('a rectangle answered by its box matches ST_Intersects on inside, outside, 
   const rows = await sql<{ postgis: boolean; box: boolean }[]>`
     select st_intersects(st_setsrid(st_makepoint(c.lng, c.lat), 4326), st_makeenvelope(c.w, c.s, c.e, c.n, 4326)) as postgis,
       (point(c.lng, c.lat))[0] between c.w and c.e and (point(c.lng, c.lat))[1] between c.s and c.n as box
-    from unnest(${cases.map((c) => c.lat)}::float8[], ${cases.map((c) => c.lng)}::float8[], ${cases.map((c) => c.s)}::float8[], ${cases.map((c) => c.w)}::float8[],
-      ${cases.map((c) => c.n)}::float8[], ${cases.map((c) => c.e)}::float8[]) as c(lat, lng, s, w, n, e)`
+    from unnest(${cases.map((c) => c.lat)}::float8[], ${cases.map((c) => c.lng)}::float8[], ${cases.map((c) => c.s)}::float8[],
+      ${cases.map((c) => c.w)}::float8[], ${cases.map((c) => c.n)}::float8[], ${cases.map((c) => c.e)}::float8[]) as c(lat, lng, s, w, n, e)`
   expect(rows.length).toBe(cases.length)
   expect(rows.filter((row) => row.postgis !== row.box)).toEqual([])
   expect(rows.filter((row) => row.box).length).toBeGreaterThan(cases.length / 8)

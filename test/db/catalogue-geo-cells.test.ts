@@ -177,7 +177,8 @@ describe('a map rectangle alone (catalogue_box_page, catalogue_geo_cells)', () =
     await sql`update catalogue_entries set geog = ST_SetSRID(ST_MakePoint(st_x(geog::geometry) + 1.0 / 64, st_y(geog::geometry)), 4326)::geography
       where business_id = ${businessId} and property_id % 3 = 0 and geog is not null`
     await sql`update catalogue_entries set geog = null where business_id = ${businessId} and property_id % 7 = 0`
-    await sql`update catalogue_entries set geog = ST_SetSRID(ST_MakePoint(-3.375, 40.375), 4326)::geography where business_id = ${businessId} and property_id % 25 = 0`
+    await sql`update catalogue_entries set geog = ST_SetSRID(ST_MakePoint(-3.375, 40.375), 4326)::geography
+      where business_id = ${businessId} and property_id % 25 = 0`
     await sql`update catalogue_entries set updated_at = updated_at + interval '1 day' where business_id = ${businessId} and property_id % 11 = 0`
     await sql`delete from catalogue_entries where business_id = ${businessId} and property_id % 5 = 0`
     await reload()

@@ -17,7 +17,10 @@ afterAll(async () => {
 
 function prng(seed: number) {
   let s = seed >>> 0
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32)
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0
+    return s / 2 ** 32
+  }
 }
 const r = prng(41)
 /** Prices around bucket edges (10,000 for sales, 50 for rents, 5,000 for transfers) and anywhere. */
@@ -40,9 +43,11 @@ beforeAll(async () => {
   const ids = (await sql<{ id: number }[]>`select id from properties where business_id = ${businessId} order by id`).map((row) => row.id)
   const ops = ids.map((_, i) => (['{venta}', '{alquiler}', '{traspaso}', '{venta,alquiler}'] as const)[i % 4])
   await sql`
-    insert into catalogue_entries (property_id, business_id, doc, status, operations, type, bedrooms, is_featured, price_sale, price_rent, price_transfer, updated_at)
+    insert into catalogue_entries (property_id, business_id, doc, status, operations, type, bedrooms, is_featured,
+      price_sale, price_rent, price_transfer, updated_at)
     select id, ${businessId}, '{}', 'disponible', ops::text[], 'casa', 0, false, s, rt, t, timestamptz '2026-01-01' + (id % 89) * interval '1 minute'
-    from unnest(${ids}::int[], ${ops}::text[], ${ids.map(() => priceNear(10000))}::float8[], ${ids.map(() => priceNear(50))}::float8[], ${ids.map(() => priceNear(5000))}::float8[]) as u(id, ops, s, rt, t)`
+    from unnest(${ids}::int[], ${ops}::text[], ${ids.map(() => priceNear(10000))}::float8[], ${ids.map(() => priceNear(50))}::float8[],
+      ${ids.map(() => priceNear(5000))}::float8[]) as u(id, ops, s, rt, t)`
 })
 
 const WIDTH = { venta: 10000, alquiler: 50, traspaso: 5000 } as const
@@ -129,7 +134,8 @@ test('large prices, one unit in the last place either side of a bucket edge, bou
       insert into properties (business_id, operations, type, title, location, area, published_at)
       select ${other}, '{venta,alquiler,traspaso}', 'casa', 't', '{"city":"x"}', '{"total":1}', now() from generate_series(1, ${edges.length}) returning id`).map((row) => row.id)
     await sql`
-      insert into catalogue_entries (property_id, business_id, doc, status, operations, type, bedrooms, is_featured, price_sale, price_rent, price_transfer, updated_at)
+      insert into catalogue_entries (property_id, business_id, doc, status, operations, type, bedrooms, is_featured,
+        price_sale, price_rent, price_transfer, updated_at)
       select id, ${other}, '{}', 'disponible', '{venta,alquiler,traspaso}', 'casa', 0, false, p, p, p, now()
       from unnest(${ids}::int[], ${edges}::float8[]) as u(id, p)`
     for (let i = 0; i < 300; i++) {

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto'
 import { drizzle } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
 import { catalogueListSql } from '../../db/queries/catalogue/list'
-import { analyzeCatalogue } from '../../db/queries/catalogue/rebuild'
+import { analyzeCatalogueWhenDue } from '../../db/queries/catalogue/rebuild'
 import { catalogueQueryOf, type ListParams } from '../../shared/listings/catalogue-filters'
 import { reindexCatalogue } from '../../shared/listings/operations'
 import { createTestContext, eventually, seedBusiness } from '../helpers/context'
@@ -107,8 +107,9 @@ describe('statistics: the product gathers them after a bulk change (autovacuum m
 })
 
 describe('the work of a search is bounded by its 1,000 candidates, not by its matches', () => {
-  // What a bulk rebuild runs at its end, here on this file's table (first in the search path).
-  beforeAll(() => analyzeCatalogue(drizzle(sql)))
+  // What the last slice of a queued reindex runs, here on this file's table (first in the search
+  // path): never analyzed, it is due.
+  beforeAll(() => analyzeCatalogueWhenDue(drizzle(sql)))
 
   // 30,000 matches: the recency walk meets 1,001 of them in ~3,340 rows, one heap block each.
   const COMMON = { rows: 5_000, buffers: 6_000 }
@@ -135,5 +136,13 @@ describe('the work of a search is bounded by its 1,000 candidates, not by its ma
     }
     expect(await count('piscina')).toBe(1001)
     expect(await count('palomar')).toBe(20)
+  })
+
+  test('analyzed once, the table is not due again until enough of it changes', async () => {
+    const analyses = async () => (await sql.unsafe(`select analyze_count::int as n from pg_stat_user_tables where relid = '${schema}.catalogue_entries'::regclass`))[0].n as number
+    await eventually(async () => (await analyses()) > 0, { what: 'the first ANALYZE' })
+    const once = await analyses()
+    await analyzeCatalogueWhenDue(drizzle(sql))
+    expect(await analyses()).toBe(once)
   })
 })

@@ -41,7 +41,8 @@ test('events recorded before 0028 and not yet relayed are relayed after it, in r
     await migrate(drizzle(sql), { migrationsFolder: folder })
     const [{ id: biz }] = await sql<{ id: number }[]>`insert into businesses (name) values ('outbox-migration') returning id`
     // One relayed event (sequence 1), then three recorded by 0027's functions, not yet relayed.
-    await sql`insert into events (id, business_id, type, sequence, data, relayed_at) values ('evt_old1', ${biz}, 'property.created', 1, '{"object":{"id":1}}', now())`
+    await sql`insert into events (id, business_id, type, sequence, data, relayed_at)
+      values ('evt_old1', ${biz}, 'property.created', 1, '{"object":{"id":1}}', now())`
     await sql`insert into event_counters (business_id, last_sequence) values (${biz}, 1)`
     await sql`select append_event(${biz}, new_event_id(), 'property.updated', '{"object":{"id":1,"title":"a"}}')`
     const [{ id: leadId }] = await sql<{ id: number }[]>`insert into contacts (business_id, name, phone) values (${biz}, 'Lena', '+34600999001') returning id`

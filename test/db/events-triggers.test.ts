@@ -22,8 +22,10 @@ const relay = async () => {
   while ((await database.db.transaction((tx) => sequenceOutboxEvents(tx, 1000))).events.length === 1000);
 }
 const outboxOf = async (businessId: number) => (await sql<{ n: number }[]>`select count(*)::int as n from event_outbox where business_id = ${businessId}`)[0].n
-const eventsOf = async (businessId: number) =>
-  (await relay(), sql<{ id: string; type: string; data: { object: Record<string, unknown> } }[]>`select id, type, data from events where business_id = ${businessId} order by sequence`)
+const eventsOf = async (businessId: number) => {
+  await relay()
+  return sql<{ id: string; type: string; data: { object: Record<string, unknown> } }[]>`select id, type, data from events where business_id = ${businessId} order by sequence`
+}
 
 test('each contact inserted appends its lead.created, in insertion order; a skipped duplicate appends none', async () => {
   const biz = await newBusiness('events-triggers-insert')

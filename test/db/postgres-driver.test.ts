@@ -2,8 +2,9 @@
  * The postgres.js defects patched in patches/postgres@3.4.9.patch, each reproduced against the
  * real PostgreSQL. Without the patch the buffered-write test ends in CONNECT_TIMEOUT, the
  * terminated-backend and gone-socket tests fail (a query left unsettled, a TypeError thrown from
- * a timer), and the server-error test's next query fails with the old connection's 57P01. The destroyed-socket test passes either way: it pins down behaviour the patch must
- * keep (a socket destroyed before its close event fails its query, and nothing is thrown).
+ * a timer), and the server-error test's next query fails with the old connection's 57P01. The
+ * destroyed-socket test passes either way: it pins down behaviour the patch must keep (a socket
+ * destroyed before its close event fails its query, and nothing is thrown).
  */
 import { afterAll, describe, expect, test } from 'bun:test'
 import net from 'node:net'
@@ -15,7 +16,7 @@ const { hostname, port } = new URL(url)
 const opened: postgres.Sql[] = []
 
 // `socket` (a connected socket factory) is a driver option its type declarations leave out.
-function pool(options: postgres.Options<{}> & { socket?: () => Promise<net.Socket> } = {}): postgres.Sql {
+function pool(options: postgres.Options<Record<string, never>> & { socket?: () => Promise<net.Socket> } = {}): postgres.Sql {
   const sql = postgres(url, { max: 1, connect_timeout: 3, onnotice: () => {}, ...options })
   opened.push(sql)
   return sql

@@ -52,7 +52,8 @@ const endpoint = async (sql: postgres.Sql, business: number, events: string[], a
   (await sql<{ id: number }[]>`insert into webhook_endpoints (business_id, url, enabled_events, secret_sealed, created_at, updated_at)
     values (${business}, 'https://hooks.example/x', ${events}, 'v1.x', ${at}, ${at}) returning id`)[0].id
 const key = (sql: postgres.Sql, business: number, scopes: string[], at: string) =>
-  sql`insert into api_keys (business_id, key_id, secret_hash, scopes, created_at) values (${business}, ${`k${Math.random().toString(36).slice(2)}`}, 'x', ${scopes}, ${at})`
+  sql`insert into api_keys (business_id, key_id, secret_hash, scopes, created_at)
+    values (${business}, ${`k${Math.random().toString(36).slice(2)}`}, 'x', ${scopes}, ${at})`
 
 test('0029: a catalogue with rows starts behind (its rows are rebuilt); an empty one starts current. 0030: endpoints keep what their possible creators all read', async () => {
   cpSync(fileURLToPath(new URL('../../db/migrations', import.meta.url)), folder, { recursive: true })

@@ -36,7 +36,7 @@ function recordingPool() {
         socket.once('connect', () => resolve(socket))
         socket.once('error', reject)
       }),
-  } as postgres.Options<{}> & { socket: () => Promise<net.Socket> })
+  } as postgres.Options<Record<string, never>> & { socket: () => Promise<net.Socket> })
   opened.push(sql)
   return { sql, sent }
 }

@@ -1,7 +1,8 @@
 /**
- * `bun run test:faults [--ingests N] [--only a,b,c,d,e,f,g,h,i,j,k,l,m,n] [--keep]`: the fault harness
+ * `bun run test:faults [--ingests N] [--only a,b,c,d,e,f,g,h,i,j,k,l,m,n,s] [--keep]`: the fault harness
  * (scenarios i to m start their own topologies: PgBouncer, a PostgreSQL standby, Redis Sentinel;
- * n: Redis down under publishable-key traffic).
+ * n: Redis down under publishable-key traffic; s: `bun run start`'s supervisor soaked under
+ * mixed load with a child SIGKILLed at intervals, SOAK_MINUTES=10 for the long run).
  * Starts a private PostgreSQL and Redis, 2 API and 3 worker processes on loopback, runs the
  * scenarios, scans every process's output for secrets, prints one table per scenario with
  * PASS/FAIL, stops everything it started and exits non-zero on any failure.
@@ -16,6 +17,7 @@ import { scenarioEventsPostgresRestart, scenarioReceiverDown, scenarioWebhookWor
 import { scenarioPrimaryFailover, scenarioReadYourWrites } from './pgha'
 import { scenarioSentinelFailover } from './sentinel'
 import { scenarioRedisDownPublishable } from './forms'
+import { scenarioSoak } from './soak'
 
 const args = process.argv.slice(2)
 const flag = (name: string) => {
@@ -27,7 +29,7 @@ if (!Number.isInteger(ingests) || ingests < 100) {
   console.error('--ingests must be an integer ≥ 100')
   process.exit(2)
 }
-const only = new Set((flag('only') ?? 'a,b,c,d,e,f,g,h,i,j,k,l,m,n').split(',').map((x) => x.trim()))
+const only = new Set((flag('only') ?? 'a,b,c,d,e,f,g,h,i,j,k,l,m,n,s').split(',').map((x) => x.trim()))
 /** Scenario h's bound: a receiver failing this long gets its endpoint disabled (WEBHOOK_DISABLE_AFTER_MS). */
 const WEBHOOK_DISABLE_AFTER_MS = 8000
 const keep = args.includes('--keep')
@@ -102,6 +104,8 @@ try {
     ['k', scenarioReadYourWrites],
     // Its own topology (Redis with Sentinel), started and stopped by the scenario.
     ['l', (h) => scenarioSentinelFailover(h.progress, keep)],
+    // Its own supervisor (main.ts) on the harness's stores.
+    ['s', scenarioSoak],
   ]
   for (const [id, run] of scenarios) {
     if (!only.has(id)) continue

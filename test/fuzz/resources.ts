@@ -33,7 +33,10 @@ export class Resources {
   private resource(name: string, collection: string, parents: Record<string, number | string>): Promise<number | string> {
     const key = `${name}@${fillPath(collection, parents)}`
     let p = this.made.get(key)
-    if (!p) this.made.set(key, (p = this.create(name, collection, { ...parents })))
+    if (!p) {
+      p = this.create(name, collection, { ...parents })
+      this.made.set(key, p)
+    }
     return p
   }
 

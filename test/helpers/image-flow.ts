@@ -42,7 +42,10 @@ export function imageFlowSuite(driver: 'local' | 's3', setup: () => Promise<{ en
     await rm(dataDir, { recursive: true, force: true })
   })
 
-  const get = (path: string, key = biz.apiKey) => call(ctx.app, 'GET', path, { key }).then((r) => (texts.push(r.text), r))
+  const get = (path: string, key = biz.apiKey) => call(ctx.app, 'GET', path, { key }).then((r) => {
+    texts.push(r.text)
+    return r
+  })
 
   describe(`image flow (${driver} storage)`, () => {
     let propertyId: number

@@ -71,10 +71,11 @@ export function mediaFlowSuite(driver: 'local' | 's3', setup: () => Promise<{ en
 
   const api = (method: string, path: string, body?: unknown, key = biz.apiKey) => call(ctx.app, method, path, { key, body })
   const publicImages = async (id: number) => (await api('GET', `/v1/properties/${id}`)).body.data.images
-  const eventsOf = async (type: string, propertyId: number | string) =>
-    (await relayAll(ctx.deps), [...await ctx.deps.database.db.execute<{ data: { object: Record<string, any> } }>(sql`select data from events where business_id = ${biz.id} and type = ${type} order by sequence`)]
-      .map((r) => r.data.object)
-      .filter((o) => o.id === propertyId || o.property_id === propertyId))
+  const eventsOf = async (type: string, propertyId: number | string) => {
+    await relayAll(ctx.deps)
+    const rows = await ctx.deps.database.db.execute<{ data: { object: Record<string, any> } }>(sql`select data from events where business_id = ${biz.id} and type = ${type} order by sequence`)
+    return [...rows].map((r) => r.data.object).filter((o) => o.id === propertyId || o.property_id === propertyId)
+  }
   const gone = (area: 'private' | 'public', key: string) => eventually(async () => (await ctx.deps.storage.head(area, key)) === null, { timeoutMs: 15_000, what: `${area} ${key} deleted` })
   /** A public file's bytes and content type, saved for ffprobe. */
   const download = async (url: string, name: string) => {

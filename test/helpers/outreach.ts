@@ -24,7 +24,8 @@ export function inquiryBody(overrides: Record<string, unknown> = {}): Record<str
 
 export async function deliveriesOf(ctx: TestContext, businessId: number) {
   return [...await ctx.deps.database.db.execute<{ id: string; state: string; attempts: number; inquiry_id: number; last_status_code: number | null; last_error: string | null }>(
-    sql`select id, state, attempts, inquiry_id, last_status_code, last_error from outreach_deliveries where business_id = ${businessId} order by created_at, id`,
+    sql`select id, state, attempts, inquiry_id, last_status_code, last_error from outreach_deliveries
+        where business_id = ${businessId} order by created_at, id`,
   )]
 }
 

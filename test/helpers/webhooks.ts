@@ -39,7 +39,10 @@ export function startReceiver(): Receiver {
   const hold = (path: string, signal: AbortSignal) =>
     new Promise<void>((resolve) => {
       const waiting = held.get(path) ?? held.set(path, new Set()).get(path)!
-      const done = () => (waiting.delete(done), resolve())
+      const done = () => {
+        waiting.delete(done)
+        resolve()
+      }
       waiting.add(done)
       signal.addEventListener('abort', done)
     })

@@ -194,8 +194,14 @@ describe('the connection goes to the address that was checked (no second lookup)
   beforeAll(() => {
     // Two servers on one port, on two loopback addresses: which one answers shows which address
     // the request was sent to.
-    first = Bun.serve({ hostname: '127.0.0.2', port: 0, fetch: () => (hits.first++, new Response('first')) })
-    second = Bun.serve({ hostname: '127.0.0.1', port: first.port, fetch: () => (hits.second++, new Response('second')) })
+    first = Bun.serve({ hostname: '127.0.0.2', port: 0, fetch: () => {
+      hits.first++
+      return new Response('first')
+    } })
+    second = Bun.serve({ hostname: '127.0.0.1', port: first.port, fetch: () => {
+      hits.second++
+      return new Response('second')
+    } })
   })
   afterAll(() => {
     first.stop(true)

@@ -87,7 +87,17 @@ describe('SIGTERM (contract §7)', () => {
       const connections = await Promise.all(Array.from({ length: 40 }, () => keptAlive(port)))
       let firstAnswer!: () => void
       const answered = new Promise<void>((resolve) => (firstAnswer = resolve))
-      const inflight = connections.map((c) => c.get('/readyz').then((status) => (firstAnswer(), status), (e) => (firstAnswer(), String(e))))
+      const inflight = connections.map((c) =>
+        c.get('/readyz').then(
+          (status) => {
+            firstAnswer()
+            return status
+          },
+          (e) => {
+            firstAnswer()
+            return String(e)
+          },
+        ))
       await answered
       proc.kill('SIGTERM')
       const statuses = await Promise.all(inflight)

@@ -35,7 +35,10 @@ afterAll(() => {
 
 const answers = (port: number) =>
   new Promise<boolean>((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port }, () => (socket.destroy(), resolve(true)))
+    const socket = connect({ host: '127.0.0.1', port }, () => {
+      socket.destroy()
+      resolve(true)
+    })
     socket.on('error', () => resolve(false))
   })
 

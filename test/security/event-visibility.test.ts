@@ -149,7 +149,8 @@ describe('webhook endpoints (contract §15 §10.2)', () => {
     // The owner choosing the subscription again makes it the owner's.
     expect((await call(ctx.app, 'PATCH', `/v1/webhook_endpoints/${endpoint.id}`, { key: owner, body: { enabled_events: ['property.*'] } })).status).toBe(200)
     await recordEveryType(b)
-    const after = await ctx.deps.database.db.execute<{ n: number }>(sql`select count(*)::int as n from webhook_deliveries d join events e on e.id = d.event_id where d.endpoint_id = ${endpoint.id} and e.type = 'property.created'`)
+    const after = await ctx.deps.database.db.execute<{ n: number }>(sql`select count(*)::int as n from webhook_deliveries d join events e on e.id = d.event_id
+        where d.endpoint_id = ${endpoint.id} and e.type = 'property.created'`)
     expect(after[0].n).toBe(1)
   })
 
@@ -164,7 +165,8 @@ describe('webhook endpoints (contract §15 §10.2)', () => {
   test('a pending delivery of a type the endpoint cannot read is cancelled, never sent', async () => {
     const endpoint = await createEndpoint(ctx, readKey, receiver.url('/stale'), ['property.*'])
     // As a delivery made before the rule (or before the endpoint's subscription changed) is left.
-    await ctx.deps.database.db.execute(sql`insert into webhook_deliveries (business_id, endpoint_id, event_id, next_attempt_at) values (${biz.id}, ${endpoint.id}, ${eventIds.get('property.created')}, now())`)
+    await ctx.deps.database.db.execute(sql`insert into webhook_deliveries (business_id, endpoint_id, event_id, next_attempt_at)
+        values (${biz.id}, ${endpoint.id}, ${eventIds.get('property.created')}, now())`)
     await runEndpoint(ctx.deps, endpoint.id)
     expect(receiver.at('/stale')).toEqual([])
     expect((await deliveriesOfEndpoint(ctx, endpoint.id)).map((d) => d.state)).toEqual(['cancelled'])

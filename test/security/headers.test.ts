@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createFeed } from '../../shared/feeds/operations'
-import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
+import { createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { createPublished } from '../helpers/properties'
 
 let ctx: TestContext

@@ -75,8 +75,10 @@ describe('APP_SECRET', () => {
   test('package.json: start, dev, cli and db:migrate default NODE_ENV to development (zero configuration on a developer machine); start:api and start:worker do not', async () => {
     const { scripts } = (await Bun.file(`${ROOT}/package.json`).json()) as { scripts: Record<string, string> }
     for (const name of ['start', 'dev', 'cli', 'db:migrate', 'start:stack']) {
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell default expansion, as package.json spells it
       for (const command of scripts[name].split('&&')) expect(command.trim(), name).toStartWith('NODE_ENV=${NODE_ENV:-development} ')
     }
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell default expansion, as package.json spells it
     expect(scripts['test:faults']).toStartWith('NODE_ENV=${NODE_ENV:-test} ')
     for (const name of ['start:api', 'start:worker']) expect(scripts[name], name).not.toContain('NODE_ENV')
   })

@@ -1,4 +1,7 @@
-/** The micro-batcher's own logic, with plain functions standing in for the two sinks (the real Redis/PostgreSQL paths are in test/worker/lead-ingest*.test.ts). */
+/**
+ * The micro-batcher's own logic, with plain functions standing in for the two sinks (the real
+ * Redis/PostgreSQL paths are in test/worker/lead-ingest*.test.ts).
+ */
 import { describe, expect, test } from 'bun:test'
 import { IngestBatcher } from '../../api/ingest-batcher'
 import { buildIngestLead, type IngestLead } from '../../shared/leads/ingest'

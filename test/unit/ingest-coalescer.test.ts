@@ -21,7 +21,10 @@ function firstStoreHeld(then: (leads: IngestLead[]) => void = () => {}) {
   const gate = new Promise<void>((r) => (open = r))
   let first = true
   const store = async (leads: IngestLead[]) => {
-    if (first) (first = false), await gate
+    if (first) {
+      first = false
+      await gate
+    }
     then(leads)
   }
   return { store, open }

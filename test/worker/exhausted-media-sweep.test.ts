@@ -94,7 +94,8 @@ describe('media sweep', () => {
     const insert = async (position: number) => {
       const [row] = await ctx.deps.database.db.execute<{ id: string }>(sql`
         insert into property_images (business_id, property_id, original_key, position, is_primary, state, created_at)
-        values (${biz.id}, ${propertyId}, ${`orig-${crypto.randomUUID()}`}, ${position}, ${position === 1}, 'processing', now() - interval '1 hour') returning id`)
+        values (${biz.id}, ${propertyId}, ${`orig-${crypto.randomUUID()}`}, ${position}, ${position === 1}, 'processing', now() - interval '1 hour')
+        returning id`)
       return row.id
     }
     const lost = await insert(1)

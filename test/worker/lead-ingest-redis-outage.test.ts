@@ -90,7 +90,7 @@ describe('rental ingest when Redis fails', () => {
     const phone = uniquePhone()
     const fallbacks = ctx.deps.ingest.stats.fallbacks
     redis!.kill('SIGSTOP')
-    let res
+    let res: Awaited<ReturnType<typeof ingest>>
     try {
       // Answered while Redis is still stopped: by the fallback, once the enqueue timed out.
       res = await ingest(phone, 'Congelada')

@@ -39,8 +39,11 @@ afterAll(async () => {
 
 const ingest = (phone: string) => call(ctx.app, 'POST', '/v1/leads/ingest', { key: biz.apiKey, body: ingestBody({ contact: { name: 'Lucía', phone } }) })
 const queueIdle = async () => Object.values(await ctx.deps.queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')).every((n) => n === 0)
-const leadCreatedEvents = async (phone: string) =>
-  (await relayAll(ctx.deps), Number(((await ctx.deps.database.db.execute(sql`select count(*)::int as n from events where business_id = ${biz.id} and type = 'lead.created' and data->'object'->>'phone' = ${phone}`)) as unknown as { n: number }[])[0].n))
+const leadCreatedEvents = async (phone: string) => {
+  await relayAll(ctx.deps)
+  const rows = await ctx.deps.database.db.execute(sql`select count(*)::int as n from events where business_id = ${biz.id} and type = 'lead.created' and data->'object'->>'phone' = ${phone}`)
+  return Number((rows as unknown as { n: number }[])[0].n)
+}
 
 describe('rental ingest through Redis Sentinel', () => {
   test('with Sentinel configured an ingest waits for one replica by default', () => {
@@ -65,7 +68,7 @@ describe('rental ingest through Redis Sentinel', () => {
     const phone = uniquePhone()
     const fallbacks = ctx.deps.ingest.stats.fallbacks
     topology.replicas[0].proc!.kill('SIGSTOP')
-    let res
+    let res: Awaited<ReturnType<typeof ingest>>
     try {
       res = await ingest(phone)
     } finally {

@@ -5,15 +5,13 @@ import { buildIngestLead } from '../../shared/leads/ingest'
 import { createLogger } from '../../shared/platform/logger'
 import { processLeadIngest } from '../../worker/processors/lead-ingest'
 import { startWorkers, type RunningWorkers } from '../../worker/runtime'
-import { call, createTestContext, eventually, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
+import { call, createTestContext, eventually, seedBusiness, type TestContext } from '../helpers/context'
 import { contactsOf, ingestBody, uniquePhone } from '../helpers/leads'
 import { relayAll } from '../helpers/relay'
 
 let ctx: TestContext
-let biz: SeededBusiness
 beforeAll(async () => {
   ctx = await createTestContext()
-  biz = await seedBusiness(ctx)
 })
 afterAll(() => ctx.close())
 

@@ -218,3 +218,15 @@ export async function catalogueVersionOf(db: Db, businessId: number): Promise<Ca
 export async function analyzeCatalogue(db: Db): Promise<void> {
   await db.execute(dsql`analyze catalogue_entries, catalogue_counts, catalogue_price_counts, catalogue_geo_cells`)
 }
+
+/**
+ * analyzeCatalogue when autovacuum's own rule says catalogue_entries is due (rows changed since
+ * its last analysis over 50 + 10% of its rows, or never analyzed): a queued reindex of every
+ * business (the catalogue upgrade) then analyzes a few times, not once per business.
+ */
+export async function analyzeCatalogueWhenDue(db: Db): Promise<void> {
+  const [row] = await db.execute<{ due: boolean }>(dsql`
+    select s.last_analyze is null and s.last_autoanalyze is null or s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0) as due
+    from pg_stat_user_tables s join pg_class c on c.oid = s.relid where s.relid = 'catalogue_entries'::regclass`)
+  if (row?.due) await analyzeCatalogue(db)
+}

@@ -5,7 +5,8 @@
  * Writes go to a temporary file renamed into place, so a reader never sees half an object.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { copyFile, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
+import type { Dirent } from 'node:fs'
+import { copyFile, mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import type { Config } from '../config'
 import { assertKey, assertPrefix, type Area, type ObjectInfo, type PresignPutOptions, type PresignedPut, type Storage } from './interface'
@@ -98,7 +99,7 @@ export class LocalStorage implements Storage {
   }
 
   async getHead(area: Area, key: string, length: number): Promise<Uint8Array | null> {
-    let handle
+    let handle: FileHandle
     try {
       handle = await open(this.path(area, key), 'r')
     } catch (error) {
@@ -142,7 +143,7 @@ export class LocalStorage implements Storage {
     assertPrefix(prefix)
     const keys: string[] = []
     const walk = async (dir: string, keyPrefix: string): Promise<void> => {
-      let entries
+      let entries: Dirent[]
       try {
         entries = await readdir(dir, { withFileTypes: true })
       } catch (error) {

@@ -9,18 +9,27 @@ import { stat } from 'node:fs/promises'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import {
-  DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client,
+  DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type GetObjectCommandOutput,
 } from '@aws-sdk/client-s3'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import type { Config } from '../config'
 import { assertKey, assertPrefix, type Area, type ObjectInfo, type PresignPutOptions, type PresignedPut, type Storage } from './interface'
 
-/** Deletes in flight at once when a prefix goes (one request per object: DeleteObjects needs Content-MD5, which some stores want and the SDK no longer sends). */
+/**
+ * Deletes in flight at once when a prefix goes (one request per object: DeleteObjects needs
+ * Content-MD5, which some stores want and the SDK no longer sends).
+ */
 const DELETE_CONCURRENCY = 16
 
 const isNotFound = (error: unknown) => {
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } }
   return e?.name === 'NoSuchKey' || e?.name === 'NotFound' || e?.$metadata?.httpStatusCode === 404
+}
+
+/** A GetObject answer always has a body (the SDK's output type leaves it optional). */
+function bytesOf(res: GetObjectCommandOutput): Promise<Uint8Array> {
+  if (!res.Body) throw new Error('GetObject answered without a body')
+  return res.Body.transformToByteArray()
 }
 
 export class S3Storage implements Storage {
@@ -79,7 +88,7 @@ export class S3Storage implements Storage {
 
   async getToFile(area: Area, key: string, path: string): Promise<boolean> {
     assertKey(key)
-    let body
+    let body: GetObjectCommandOutput['Body']
     try {
       body = (await this.client.send(new GetObjectCommand({ Bucket: this.buckets[area], Key: key }))).Body
     } catch (error) {
@@ -95,7 +104,7 @@ export class S3Storage implements Storage {
     assertKey(key)
     try {
       const res = await this.client.send(new GetObjectCommand({ Bucket: this.buckets[area], Key: key }))
-      return await res.Body!.transformToByteArray()
+      return await bytesOf(res)
     } catch (error) {
       if (isNotFound(error)) return null
       throw error
@@ -106,7 +115,7 @@ export class S3Storage implements Storage {
     assertKey(key)
     try {
       const res = await this.client.send(new GetObjectCommand({ Bucket: this.buckets[area], Key: key, Range: `bytes=0-${length - 1}` }))
-      const bytes = await res.Body!.transformToByteArray()
+      const bytes = await bytesOf(res)
       // A store that ignores Range answers the whole object; keep only what was asked for.
       return bytes.byteLength > length ? bytes.subarray(0, length) : bytes
     } catch (error) {
