@@ -127,74 +127,93 @@ async function main(): Promise<number> {
   say(`s3 (s3rver) ${s3.publicEndpoint}: buckets ${config.s3.privateBucket} (originals), ${config.s3.publicBucket} (public, CDN_URL ${s3.env.CDN_URL})`)
   say(`PostgreSQL ${redactUrl(config.databaseUrl)}, Redis ${redactUrl(config.redisUrl)}, queue prefix ${config.queuePrefix}`)
 
-  const running = new Map<string, Subprocess>()
-  let stopping = false
-  let failed = false
-  const spawn = (service: StackService) => {
+  const stack = new Stack(config, s3)
+  process.on('SIGINT', () => void stack.stop())
+  process.on('SIGTERM', () => void stack.stop())
+  await stack.runOneShots(topology.filter((s) => s.oneShot))
+  if (!stack.stopping) await stack.startServices(topology.filter((s) => !s.oneShot))
+  await stack.stopped
+  say('stopped')
+  return stack.failed ? 1 : 0
+}
+
+/** The stack's processes: one-shots run in turn, then the services; any service's exit or a signal stops them all. */
+class Stack {
+  stopping = false
+  failed = false
+  private readonly running = new Map<string, Subprocess>()
+  private readonly done = Promise.withResolvers<void>()
+  /** Resolves once every process has exited and s3rver is closed. */
+  readonly stopped = this.done.promise
+
+  constructor(private readonly config: Config, private readonly s3: Awaited<ReturnType<typeof startS3>>) {}
+
+  /** Each one-shot (migrate) in compose order; one that fails stops the stack. */
+  async runOneShots(services: StackService[]): Promise<void> {
+    for (const service of services) {
+      say(`${service.name}: ${service.command.join(' ')}`)
+      const code = await this.spawn(service).exited
+      if (code !== 0 && !this.stopping) {
+        say(`${service.name} failed with code ${code}`)
+        this.failed = true
+        await this.stop()
+      }
+    }
+  }
+
+  /** Starts the API and every worker group, then waits (bounded) for the API's /readyz and each group's Redis connection. */
+  async startServices(services: StackService[]): Promise<void> {
+    const { port } = this.config
+    const deadline = Date.now() + READY_TIMEOUT_MS
+    for (const service of services) {
+      const child = this.spawn(service)
+      const role = service.queues.length ? `queues ${service.queues.join(',')}` : `http://127.0.0.1:${port}`
+      say(`${service.name} (pid ${child.pid}): ${role}`)
+    }
+    const abandon = () => this.stopping
+    const apiReady = await until(() => fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok), deadline, abandon)
+    const workersReady = apiReady && await workersConnected(this.config, services.filter((s) => s.queues.length), deadline, abandon)
+    if (apiReady && workersReady) say(`ready: API http://127.0.0.1:${port}, ${services.length} processes; Ctrl-C stops them all`)
+    else if (!this.stopping) {
+      say(`not ready within ${READY_TIMEOUT_MS / 1000} s (${apiReady ? 'a worker group is not connected to Redis' : 'the API does not answer /readyz'})`)
+      this.failed = true
+      void this.stop()
+    }
+  }
+
+  /** SIGTERM to every process, SIGKILL to those still running past their drain bound; then s3rver closes. */
+  async stop(): Promise<void> {
+    if (this.stopping) return
+    this.stopping = true
+    say('stopping')
+    for (const child of this.running.values()) child.kill('SIGTERM')
+    // Each process drains within SHUTDOWN_TIMEOUT_MS and ends itself 5 s later at most.
+    const hardStop = setTimeout(() => { for (const child of this.running.values()) child.kill('SIGKILL') }, this.config.shutdownTimeoutMs + 10_000)
+    await Promise.all([...this.running.values()].map((c) => c.exited))
+    clearTimeout(hardStop)
+    await this.s3.close().catch(() => {})
+    this.done.resolve()
+  }
+
+  private spawn(service: StackService): Subprocess {
     const child = Bun.spawn(service.command, {
       cwd: ROOT,
-      env: environmentWith({ ...s3.env, ...(service.queues.length ? { WORKER_QUEUES: service.queues.join(',') } : {}) }),
+      env: environmentWith({ ...this.s3.env, ...(service.queues.length ? { WORKER_QUEUES: service.queues.join(',') } : {}) }),
       stdin: 'ignore',
       stdout: 'inherit',
       stderr: 'inherit',
     })
-    running.set(service.name, child)
+    this.running.set(service.name, child)
     void child.exited.then((code) => {
-      running.delete(service.name)
-      if (!stopping && !service.oneShot) {
+      this.running.delete(service.name)
+      if (!this.stopping && !service.oneShot) {
         say(`${service.name} exited with code ${code}: stopping the stack`)
-        failed = true
-        void stop()
+        this.failed = true
+        void this.stop()
       }
     })
     return child
   }
-
-  const stopped = Promise.withResolvers<void>()
-  const stop = async () => {
-    if (stopping) return
-    stopping = true
-    say('stopping')
-    for (const child of running.values()) child.kill('SIGTERM')
-    // Each process drains within SHUTDOWN_TIMEOUT_MS and ends itself 5 s later at most.
-    const hardStop = setTimeout(() => { for (const child of running.values()) child.kill('SIGKILL') }, config.shutdownTimeoutMs + 10_000)
-    await Promise.all([...running.values()].map((c) => c.exited))
-    clearTimeout(hardStop)
-    await s3.close().catch(() => {})
-    stopped.resolve()
-  }
-  process.on('SIGINT', () => void stop())
-  process.on('SIGTERM', () => void stop())
-
-  for (const service of topology.filter((s) => s.oneShot)) {
-    say(`${service.name}: ${service.command.join(' ')}`)
-    const code = await spawn(service).exited
-    if (code !== 0 && !stopping) {
-      say(`${service.name} failed with code ${code}`)
-      failed = true
-      await stop()
-    }
-  }
-  if (!stopping) {
-    const deadline = Date.now() + READY_TIMEOUT_MS
-    const longRunning = topology.filter((s) => !s.oneShot)
-    for (const service of longRunning) {
-      const child = spawn(service)
-      const role = service.queues.length ? `queues ${service.queues.join(',')}` : `http://127.0.0.1:${config.port}`
-      say(`${service.name} (pid ${child.pid}): ${role}`)
-    }
-    const apiReady = await until(() => fetch(`http://127.0.0.1:${config.port}/readyz`).then((r) => r.ok), deadline, () => stopping)
-    const workersReady = apiReady && await workersConnected(config, longRunning.filter((s) => s.queues.length), deadline, () => stopping)
-    if (apiReady && workersReady) say(`ready: API http://127.0.0.1:${config.port}, ${longRunning.length} processes; Ctrl-C stops them all`)
-    else if (!stopping) {
-      say(`not ready within ${READY_TIMEOUT_MS / 1000} s (${apiReady ? 'a worker group is not connected to Redis' : 'the API does not answer /readyz'})`)
-      failed = true
-      void stop()
-    }
-  }
-  await stopped.promise
-  say('stopped')
-  return failed ? 1 : 0
 }
 
 if (import.meta.main) {
