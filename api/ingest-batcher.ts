@@ -42,9 +42,7 @@ interface Batch {
 }
 
 function openBatch(): Batch {
-  let settle!: (outcome: IngestOutcome) => void
-  let fail!: (error: unknown) => void
-  const done = new Promise<IngestOutcome>((resolve, reject) => ((settle = resolve), (fail = reject)))
+  const { promise: done, resolve: settle, reject: fail } = Promise.withResolvers<IngestOutcome>()
   // A batch's failure is seen by its requests; a batch nobody waits on any more is never an unhandled rejection.
   done.catch(() => {})
   return { leads: [], done, settle, fail }

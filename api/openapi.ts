@@ -35,6 +35,7 @@ Secret keys are never rate-limited and get no CORS fields.`
 /** The contract version this document describes (contract Part III: 1.2). */
 export const CONTRACT_VERSION = '1.2.0'
 
+// biome-ignore lint/suspicious/noExplicitAny: the document is walked generically, as JSON of any shape
 type Json = Record<string, any>
 
 const COMMON_HEADERS = {
@@ -403,9 +404,9 @@ function omit(node: Json, ...keys: string[]): Json {
 }
 
 function canonical(value: unknown): string {
-  const sorted = (v: any): any => {
+  const sorted = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(sorted)
-    if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted(v[k])]))
+    if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted((v as Json)[k])]))
     return v
   }
   return JSON.stringify(sorted(value))
@@ -423,7 +424,8 @@ function stripId(schema: object): Json {
 }
 
 /** `anyOf: [{type:string, format:integer}, {type:integer,…}]` (Elysia's coercion) → the integer branch. */
-function collapseCoercions(node: any): any {
+function collapseCoercions<T>(node: T): T
+function collapseCoercions(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(collapseCoercions)
   if (!node || typeof node !== 'object') return node
   const out: Json = {}
@@ -434,7 +436,7 @@ function collapseCoercions(node: any): any {
   if (Array.isArray(out.anyOf) && out.anyOf.length === 2) {
     const coerced = out.anyOf.find((b: Json) => b.type === 'string' && ['integer', 'numeric', 'boolean', 'number'].includes(b.format))
     const real = out.anyOf.find((b: Json) => b !== coerced)
-    if (coerced && real && real.type) {
+    if (coerced && real?.type) {
       const { anyOf, ...rest } = out
       void anyOf
       return { ...rest, ...real }

@@ -79,8 +79,8 @@ export class IngestCoalescer {
     } catch (error) {
       // PostgreSQL unreachable fails every job alike (the queue's retry policy waits it out);
       // any other failure may be one job's, so each is tried alone.
-      if (group.length === 1 || isUnavailableError(error)) return group.forEach((w) => w.reject(error))
-      for (const w of group) await this.run([w])
+      if (group.length === 1 || isUnavailableError(error)) for (const w of group) w.reject(error)
+      else for (const w of group) await this.run([w])
       return
     }
     // Each created lead counts for the first job that carried it, as if the jobs had run in turn.

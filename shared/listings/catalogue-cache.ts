@@ -17,7 +17,7 @@
  */
 import type { Sql } from '../../db/client'
 import { catalogueDocs, catalogueGeneration, queryCataloguePage, listCatalogueIds, listCatalogueRows } from '../../db/queries/catalogue/list'
-import { type CatalogueListQuery } from '../../db/queries/catalogue/statement'
+import type { CatalogueListQuery } from '../../db/queries/catalogue/statement'
 
 export interface CachedPage {
   count: number

@@ -4,7 +4,7 @@
  * anything else is dropped silently, and a parameter that is not JSON (or not an array) is
  * ignored as a whole (`null`).
  */
-import { type GeoBox, type SqlArea } from '../../db/queries/catalogue/statement'
+import type { GeoBox, SqlArea } from '../../db/queries/catalogue/statement'
 import { AppError } from '../platform/errors'
 
 export const DEFAULT_POINT_RADIUS_M = 500

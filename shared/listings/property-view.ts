@@ -5,7 +5,7 @@
  * disagree (e.g. the geography point is rounded exactly like `lat`/`lon`).
  */
 import type { Static } from '@sinclair/typebox'
-import { type CatalogueFilterColumns, type ReadyImageRow } from '../../db/queries/catalogue/rebuild'
+import type { CatalogueFilterColumns, ReadyImageRow } from '../../db/queries/catalogue/rebuild'
 import type { PropertyRow } from '../../db/schema'
 import { OPERATIONS, type PropertyArea, type PropertyCharacteristics, type PropertyLocation, type PropertyView } from './schemas'
 import { sanitizeDescription } from './description-html'

@@ -253,7 +253,7 @@ function postgresUrl(env: Record<string, string | undefined>, name: string, fall
 function replicaUrl(env: Record<string, string | undefined>, name: string): string | undefined {
   const raw = env[name]
   if (!raw) return undefined
-  let parsed
+  let parsed: ReturnType<typeof parseConnectionUrl>
   try {
     parsed = parseConnectionUrl(raw)
   } catch (error) {

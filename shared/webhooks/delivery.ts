@@ -91,7 +91,7 @@ export function stopWebhookRunners(deps: Pick<Services, 'database'>): void {
  */
 export async function runEndpoint(deps: Deps, endpointId: number, options: RunOptions = {}): Promise<RunResult> {
   const endpoint = await queries.findEndpointById(deps.database.db, endpointId)
-  if (!endpoint || endpoint.status !== 'enabled') return { endpointId, attempted: 0, delivered: 0, ended: 'not-enabled' }
+  if (endpoint?.status !== 'enabled') return { endpointId, attempted: 0, delivered: 0, ended: 'not-enabled' }
   const secrets = await signingSecretsOrDisable(deps, endpoint)
   if (!secrets) return { endpointId, attempted: 0, delivered: 0, ended: 'disabled' }
   const run = new EndpointRun(deps, endpoint, secrets, options)

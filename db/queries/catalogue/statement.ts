@@ -114,7 +114,7 @@ export function whereOf(q: CatalogueListQuery, params: unknown[]): { where: stri
     searchRef = p(q.search)
     parts.push(`tsv @@ ${searchQuery(searchRef)}`)
   }
-  if (q.areas && q.areas.length) {
+  if (q.areas?.length) {
     // A null geog (hidden) never matches. Each area first keeps the points of its bounding box
     // (`pt <@ box`, answered by catalogue_business_pt_gist), then the exact test runs on `geog`,
     // which that index INCLUDEs: the whole filter is an index-only scan. Circles are metres on the
