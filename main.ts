@@ -4,11 +4,13 @@
  */
 import { startApi } from './api/server'
 import { getConfig } from './shared/platform/config'
+import { assertPatchedDriver } from './shared/platform/driver-patch'
 import { exitWithStartupError, onShutdown } from './shared/platform/lifecycle'
 import { createLogger } from './shared/platform/logger'
 import { startWorkers } from './worker/runtime'
 
 try {
+  assertPatchedDriver()
   const config = getConfig()
   const logger = createLogger(config.logLevel)
   if (config.appSecretIsDefault) logger.warn('APP_SECRET is not set: using the development value (NODE_ENV=development or test only); set it in production')

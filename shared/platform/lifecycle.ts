@@ -8,7 +8,7 @@ import type { Logger } from './logger'
 export function exitWithStartupError(error: unknown): never {
   const e = error as Error
   // Start-up errors (config, unreachable services) are already one readable sentence.
-  console.error(e?.name === 'ConfigError' || e?.name === 'StartupError' || e?.name === 'WorkerStartupError' ? e.message : `start-up failed: ${e?.message ?? String(error)}`)
+  console.error(e?.name === 'ConfigError' || e?.name === 'StartupError' || e?.name === 'WorkerStartupError' || e?.name === 'DriverPatchError' ? e.message : `start-up failed: ${e?.message ?? String(error)}`)
   process.exit(1)
 }
 
