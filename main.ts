@@ -9,6 +9,7 @@
 import { createServer } from 'node:net'
 import { resolve } from 'node:path'
 import { environmentWith, getConfig, type Config } from './shared/platform/config'
+import { assertPatchedDriver } from './shared/platform/driver-patch'
 import { exitWithStartupError, portInUseMessage } from './shared/platform/lifecycle'
 import { createLogger } from './shared/platform/logger'
 import { Supervisor, type ChildSpec } from './shared/platform/supervisor'
@@ -58,6 +59,7 @@ function childSpecs(config: Config): ChildSpec[] {
 }
 
 try {
+  assertPatchedDriver()
   const config = getConfig()
   const logger = createLogger(config.logLevel, { process: 'supervisor' })
   if (config.apiProcesses > 0 && !config.reusePort) await checkPortFree(config.port)

@@ -6,8 +6,14 @@
  */
 import { migrateDatabase } from '../db/migrate'
 import { getConfig } from '../shared/platform/config'
+import { driverPatchProblem } from '../shared/platform/driver-patch'
 import { describeConnectionError } from '../shared/platform/service-errors'
 
+const problem = driverPatchProblem()
+if (problem) {
+  console.error(problem)
+  process.exit(1)
+}
 const config = getConfig()
 try {
   await migrateDatabase(config.databaseDirectUrl)

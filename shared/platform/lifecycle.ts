@@ -8,9 +8,8 @@ import { flushPending, type Logger } from './logger'
 export function exitWithStartupError(error: unknown): never {
   const e = error as Error
   // Start-up errors (config, unreachable services) are already one readable sentence.
-  console.error(
-    e?.name === 'ConfigError' || e?.name === 'StartupError' || e?.name === 'WorkerStartupError' ? e.message : `start-up failed: ${e?.message ?? String(error)}`,
-  )
+  const readable = ['ConfigError', 'StartupError', 'WorkerStartupError', 'DriverPatchError']
+  console.error(readable.includes(e?.name) ? e.message : `start-up failed: ${e?.message ?? String(error)}`)
   process.exit(1)
 }
 
