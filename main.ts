@@ -31,22 +31,28 @@ function checkPortFree(port: number): Promise<void> {
 
 function childSpecs(config: Config): ChildSpec[] {
   const bun = process.execPath
-  const apis = Array.from({ length: config.apiProcesses }, (_, index): ChildSpec => ({
-    group: 'api',
-    index,
-    command: [bun, resolve(import.meta.dir, 'api/index.ts')],
-    env: environmentWith({
-      ...(config.apiProcesses > 1 ? { REUSE_PORT: '1' } : {}),
-      ...(config.metricsPort !== undefined ? { METRICS_PORT: String(config.metricsPort + index) } : {}),
+  const apis = Array.from(
+    { length: config.apiProcesses },
+    (_, index): ChildSpec => ({
+      group: 'api',
+      index,
+      command: [bun, resolve(import.meta.dir, 'api/index.ts')],
+      env: environmentWith({
+        ...(config.apiProcesses > 1 ? { REUSE_PORT: '1' } : {}),
+        ...(config.metricsPort !== undefined ? { METRICS_PORT: String(config.metricsPort + index) } : {}),
+      }),
     }),
-  }))
-  const workers = Array.from({ length: config.workerProcesses }, (_, index): ChildSpec => ({
-    group: 'worker',
-    index,
-    command: [bun, resolve(import.meta.dir, 'worker/index.ts')],
-    env: environmentWith({}),
-    nice: config.workerNice,
-  }))
+  )
+  const workers = Array.from(
+    { length: config.workerProcesses },
+    (_, index): ChildSpec => ({
+      group: 'worker',
+      index,
+      command: [bun, resolve(import.meta.dir, 'worker/index.ts')],
+      env: environmentWith({}),
+      nice: config.workerNice,
+    }),
+  )
   // API first in the stop order: no new work arrives while the workers drain.
   return [...apis, ...workers]
 }
@@ -67,9 +73,15 @@ try {
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
-  const ready = await supervisor.start().then(() => true, () => false)
+  const ready = await supervisor.start().then(
+    () => true,
+    () => false,
+  )
   if (ready) {
-    const metrics = config.metricsPort === undefined ? 'one process per connection (set METRICS_PORT for one view per process)' : `METRICS_PORT ${config.metricsPort}..${config.metricsPort + Math.max(0, config.apiProcesses - 1)}`
+    const metrics =
+      config.metricsPort === undefined
+        ? 'one process per connection (set METRICS_PORT for one view per process)'
+        : `METRICS_PORT ${config.metricsPort}..${config.metricsPort + Math.max(0, config.apiProcesses - 1)}`
     logger.info('ready', { api_processes: config.apiProcesses, worker_processes: config.workerProcesses, port: config.port, metrics, pids: supervisor.pids() })
   }
   process.exit(await supervisor.done)

@@ -77,7 +77,10 @@ async function listenOrClose(deps: Awaited<ReturnType<typeof createApiDeps>>, op
 const OPS_PATHS = ['/metrics', '/healthz', '/readyz']
 
 /** METRICS_PORT's listener (config.ts): bound alone, so two processes never share one process's view. */
-async function listenOps(deps: Awaited<ReturnType<typeof createApiDeps>>, serve: (request: Request) => Promise<Response>): Promise<ReturnType<typeof Bun.serve> | undefined> {
+async function listenOps(
+  deps: Awaited<ReturnType<typeof createApiDeps>>,
+  serve: (request: Request) => Promise<Response>,
+): Promise<ReturnType<typeof Bun.serve> | undefined> {
   const port = deps.config.metricsPort
   if (port === undefined) return undefined
   try {
@@ -161,7 +164,10 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
       const graceEnd = Math.min(until, signalledAt + GRACE_MS)
       while (performance.now() < graceEnd && performance.now() - Math.max(lastStartedAt, signalledAt) < QUIET_MS) await Bun.sleep(10)
       const drained = await Promise.race([
-        server.stop(false).then(idle).then(() => true),
+        server
+          .stop(false)
+          .then(idle)
+          .then(() => true),
         new Promise<boolean>((r) => (timer = setTimeout(() => r(false), Math.max(0, until - performance.now())))),
       ])
       clearTimeout(timer)

@@ -101,7 +101,15 @@ function watchEventLoop(name: string) {
   process.on('SIGTERM', () => {
     const last = stalls.length
     const from = Math.max(0, last - 12)
-    console.error(`  ${name} ${process.pid} stall per ${WINDOW_SECONDS} s window (last ${last - from}): ${stalls.slice(from).map((x) => (x ?? 0).toFixed(0)).join(' ')} ms; heap MB: ${heaps.slice(from).map((x) => ((x ?? 0) / 1e6).toFixed(0)).join(' ')}`)
+    console.error(
+      `  ${name} ${process.pid} stall per ${WINDOW_SECONDS} s window (last ${last - from}): ${stalls
+        .slice(from)
+        .map((x) => (x ?? 0).toFixed(0))
+        .join(' ')} ms; heap MB: ${heaps
+        .slice(from)
+        .map((x) => ((x ?? 0) / 1e6).toFixed(0))
+        .join(' ')}`,
+    )
     process.exit(0)
   })
 }
@@ -129,8 +137,15 @@ async function runWorkers() {
 
 function spawnChild(mode: string, env: Record<string, string>, port = 0) {
   // BENCH_PROFILE_DIR: the API and worker processes write a CPU profile (markdown) there when stopped.
-  const profile = process.env.BENCH_PROFILE_DIR && (mode === 'serve-api' || mode === 'run-workers') ? ['--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []
-  const child = Bun.spawn(['bun', ...profile, import.meta.path, `--${mode}`, '--port', String(port)], { env: { ...process.env, ...env, LOG_LEVEL: 'error' }, stdout: 'pipe', stderr: 'inherit' })
+  const profile =
+    process.env.BENCH_PROFILE_DIR && (mode === 'serve-api' || mode === 'run-workers')
+      ? ['--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
+      : []
+  const child = Bun.spawn(['bun', ...profile, import.meta.path, `--${mode}`, '--port', String(port)], {
+    env: { ...process.env, ...env, LOG_LEVEL: 'error' },
+    stdout: 'pipe',
+    stderr: 'inherit',
+  })
   const ready = (async () => {
     const reader = child.stdout.getReader()
     let text = ''
@@ -141,7 +156,14 @@ function spawnChild(mode: string, env: Record<string, string>, port = 0) {
     }
     reader.releaseLock()
   })()
-  return { child, ready, stop: async () => { child.kill(); await child.exited } }
+  return {
+    child,
+    ready,
+    stop: async () => {
+      child.kill()
+      await child.exited
+    },
+  }
 }
 
 /** `processes` servers sharing one port (SO_REUSEPORT), as operators run API replicas on one host. */
@@ -298,7 +320,13 @@ async function openLoop(url: string, headers: Record<string, string>, rate: numb
 }
 
 /** `connections` concurrent `queue.add` loops, one job per lead (what ingest would do without batching). */
-async function rawQueueAdd(redis: RedisTarget, prefix: string, businessId: number, connections: number, seconds: number): Promise<{ jobs: number; seconds: number }> {
+async function rawQueueAdd(
+  redis: RedisTarget,
+  prefix: string,
+  businessId: number,
+  connections: number,
+  seconds: number,
+): Promise<{ jobs: number; seconds: number }> {
   const connection = redisConnection(redis, 'worker')
   const queue = new Queue('bench-raw-add', { connection, prefix })
   const def = JOBS['lead-ingest']
@@ -309,7 +337,12 @@ async function rawQueueAdd(redis: RedisTarget, prefix: string, businessId: numbe
     await Promise.all(
       Array.from({ length: connections }, async () => {
         while (performance.now() < end) {
-          const lead = buildIngestLead(businessId, { source: 'bench', sourcePage: 'https://example.com/alquiler', contact: { name: 'Bench Lead', phone: nextPhone() }, search: { budget: '700-900', habs: '2' } })
+          const lead = buildIngestLead(businessId, {
+            source: 'bench',
+            sourcePage: 'https://example.com/alquiler',
+            contact: { name: 'Bench Lead', phone: nextPhone() },
+            search: { budget: '700-900', habs: '2' },
+          })
           await queue.add(def.name, { leads: [lead] }, def.options)
           jobs++
         }
@@ -346,10 +379,25 @@ interface StartFigures {
  * worker persists on the same cores. Two identical runs (RSS of the whole process tree after each),
  * then a sustained run: does the worker keep up?
  */
-async function defaultTopology(env: Record<string, string>, port: number, headers: Record<string, string>, connections: number, seconds: number, sustainedSeconds: number, queue: Queue, persisted: () => Promise<number>): Promise<StartFigures> {
+async function defaultTopology(
+  env: Record<string, string>,
+  port: number,
+  headers: Record<string, string>,
+  connections: number,
+  seconds: number,
+  sustainedSeconds: number,
+  queue: Queue,
+  persisted: () => Promise<number>,
+): Promise<StartFigures> {
   const logPath = `${tmpdir()}/bench-ingest-start-${port}.log`
   const { LOG_LEVEL: _level, API_PROCESSES: _a, WORKER_PROCESSES: _w, ...inherited } = process.env
-  const start = Bun.spawn(['bun', 'run', 'start'], { cwd: ROOT, env: { ...inherited, ...env, PORT: String(port) }, stdout: Bun.file(logPath), stderr: 'inherit', stdin: 'ignore' })
+  const start = Bun.spawn(['bun', 'run', 'start'], {
+    cwd: ROOT,
+    env: { ...inherited, ...env, PORT: String(port) },
+    stdout: Bun.file(logPath),
+    stderr: 'inherit',
+    stdin: 'ignore',
+  })
   try {
     const deadline = performance.now() + 120_000
     let ready: { pids?: Record<string, number[]> } | undefined
@@ -360,7 +408,10 @@ async function defaultTopology(env: Record<string, string>, port: number, header
       if (line) ready = JSON.parse(line)
       else await Bun.sleep(100)
     }
-    const processes = Object.entries(ready.pids ?? {}).map(([group, pids]) => `${pids.length} ${group}`).join(' + ') + ' + the supervisor'
+    const processes =
+      Object.entries(ready.pids ?? {})
+        .map(([group, pids]) => `${pids.length} ${group}`)
+        .join(' + ') + ' + the supervisor'
     // Start-up work (imports, JIT, first connections) settles before idle is read.
     await Bun.sleep(3000)
     const idleRss = await treeRssMb(start.pid)
@@ -395,7 +446,13 @@ async function defaultTopology(env: Record<string, string>, port: number, header
       processes,
       idleRss,
       runs,
-      sustained: { rate: run.ok / run.seconds, storedRate: storedDuring / run.seconds, backlogJobs: Object.values(backlog).reduce((a, b) => a + b, 0), drainSeconds, seconds: sustainedSeconds },
+      sustained: {
+        rate: run.ok / run.seconds,
+        storedRate: storedDuring / run.seconds,
+        backlogJobs: Object.values(backlog).reduce((a, b) => a + b, 0),
+        drainSeconds,
+        seconds: sustainedSeconds,
+      },
       accepted,
     }
   } finally {
@@ -414,7 +471,10 @@ async function main() {
   const url = benchUrl()
   const prefix = `bench-ingest-${randomBytes(3).toString('hex')}`
   const config = loadConfig({ ...process.env, DATABASE_URL: url, QUEUE_PREFIX: prefix })
-  console.log(`bench database: ${new URL(url).pathname.slice(1)}; queue prefix ${prefix}; ${connections} connections, ${seconds} s per phase; ${processes} server process(es) per HTTP phase`)
+  console.log(
+    `bench database: ${new URL(url).pathname.slice(1)}; queue prefix ${prefix}; ${connections} connections, ${seconds} s per phase; ${processes} ` +
+      `server process(es) per HTTP phase`,
+  )
   await migrateDatabase(url)
 
   const sql = postgres(url, { max: 2, onnotice: () => {} })
@@ -424,7 +484,14 @@ async function main() {
   const [business] = await sql<{ id: number }[]>`insert into businesses (name) values (${`bench-ingest ${prefix}`}) returning id`
   const key = generateApiKey()
   const { drizzle } = await import('drizzle-orm/postgres-js')
-  await insertKey(drizzle(sql) as never, { businessId: business.id, keyId: key.keyId, secretHash: key.secretHash, name: 'bench', scopes: ['leads:ingest'], expiresAt: null })
+  await insertKey(drizzle(sql) as never, {
+    businessId: business.id,
+    keyId: key.keyId,
+    secretHash: key.secretHash,
+    name: 'bench',
+    scopes: ['leads:ingest'],
+    expiresAt: null,
+  })
   const headers = { 'content-type': 'application/json', 'x-api-key': key.apiKey }
   const env = { DATABASE_URL: url, QUEUE_PREFIX: prefix }
   const rows: [string, string, string, string][] = []
@@ -459,7 +526,16 @@ async function main() {
     const p99Goal = 10 * scale
 
     // 2. the default topology, `bun run start`
-    const start = await defaultTopology({ ...env, API_PROCESSES: '', WORKER_PROCESSES: '' }, apiPort + 2, headers, connections, seconds, sustainedSeconds, queue, persistedCount)
+    const start = await defaultTopology(
+      { ...env, API_PROCESSES: '', WORKER_PROCESSES: '' },
+      apiPort + 2,
+      headers,
+      connections,
+      seconds,
+      sustainedSeconds,
+      queue,
+      persistedCount,
+    )
     accepted += start.accepted
     const startRows: [string, string, string, string][] = []
     {
@@ -468,8 +544,18 @@ async function main() {
       const s = start.sustained
       startRows.push(
         ['start: ingest / bare Bun.serve', `${(a.rate / bareRate).toFixed(2)}×`, '≥ 0.35×', a.rate / bareRate >= 0.35 ? 'met' : 'NOT met'],
-        [`start: p99 at ${connections} connections`, ms(pct(a.run.latencies, 99)), `≤ ${p99Goal.toFixed(1)} ms`, pct(a.run.latencies, 99) <= p99Goal ? 'met' : 'NOT met'],
-        [`start: stored / accepted, ${s.seconds} s`, `${(s.storedRate / s.rate).toFixed(3)}×`, `≥ ${(1 - 1 / s.seconds).toFixed(3)}×`, s.storedRate >= s.rate * (1 - 1 / s.seconds) ? 'met' : 'NOT met'],
+        [
+          `start: p99 at ${connections} connections`,
+          ms(pct(a.run.latencies, 99)),
+          `≤ ${p99Goal.toFixed(1)} ms`,
+          pct(a.run.latencies, 99) <= p99Goal ? 'met' : 'NOT met',
+        ],
+        [
+          `start: stored / accepted, ${s.seconds} s`,
+          `${(s.storedRate / s.rate).toFixed(3)}×`,
+          `≥ ${(1 - 1 / s.seconds).toFixed(3)}×`,
+          s.storedRate >= s.rate * (1 - 1 / s.seconds) ? 'met' : 'NOT met',
+        ],
         ['start: RSS at idle, all processes', `${start.idleRss.toFixed(0)} MB`, '≤ 400 MB', start.idleRss <= 400 ? 'met' : 'NOT met'],
         ['start: RSS growth, second run', `${(growth * 100).toFixed(1)}%`, '≤ 5%', growth <= 0.05 ? 'met' : 'NOT met'],
         ['start: run 2 ingest / run 1', `${(b.rate / a.rate).toFixed(2)}×`, '(reference)', ''],
@@ -478,11 +564,21 @@ async function main() {
     const printStart = () => {
       console.log(`bun run start (${start.processes}), worker persisting meanwhile:`)
       for (const [i, r] of start.runs.entries()) {
-        console.log(`  run ${i + 1}: POST /leads/ingest, max (closed) ${(r.rate.toFixed(0) + ' req/s').padEnd(16)}${ms(pct(r.run.latencies, 50)).padEnd(13)}${ms(pct(r.run.latencies, 99)).padEnd(12)}queue drained ${r.drainSeconds.toFixed(2)} s after; RSS ${r.rss.toFixed(0)} MB`)
+        console.log(
+          `  run ${i + 1}: POST /leads/ingest, max (closed) ${(r.rate.toFixed(0) + ' req/s').padEnd(16)}` +
+            `${ms(pct(r.run.latencies, 50)).padEnd(13)}${ms(pct(r.run.latencies, 99)).padEnd(12)}queue drained ${r.drainSeconds.toFixed(2)} s ` +
+            `after; RSS ${r.rss.toFixed(0)} MB`,
+        )
       }
       const s = start.sustained
-      console.log(`  sustained ${s.seconds} s: ${s.rate.toFixed(0)} req/s accepted, ${s.storedRate.toFixed(0)} leads/s stored during the run; ${s.backlogJobs} jobs left at the end, drained in ${s.drainSeconds.toFixed(2)} s`)
-      console.log(`  RSS of every process (supervisor, APIs, worker): idle ${start.idleRss.toFixed(0)} MB, after run 1 ${start.runs[0].rss.toFixed(0)} MB, after run 2 ${start.runs[1].rss.toFixed(0)} MB`)
+      console.log(
+        `  sustained ${s.seconds} s: ${s.rate.toFixed(0)} req/s accepted, ${s.storedRate.toFixed(0)} leads/s stored during the run; ` +
+          `${s.backlogJobs} jobs left at the end, drained in ${s.drainSeconds.toFixed(2)} s`,
+      )
+      console.log(
+        `  RSS of every process (supervisor, APIs, worker): idle ${start.idleRss.toFixed(0)} MB, after run 1 ${start.runs[0].rss.toFixed(0)} MB, ` +
+          `after run 2 ${start.runs[1].rss.toFixed(0)} MB`,
+      )
     }
     const printGoals = (table: [string, string, string, string][]) => {
       console.log(`goal (ms goals scaled ×${scale.toFixed(2)}: bare ${bareRate.toFixed(0)} vs ${REFERENCE_BARE_RATE / 1000}k req/s)`)
@@ -493,11 +589,20 @@ async function main() {
       const stored = await storedOnce()
       console.log('')
       console.log(`machine: ${availableParallelism()} cores; load average ${load1()}`)
-      console.log(`bare Bun.serve JSON POST (${processes} process(es)) ${(bareRate.toFixed(0) + ' req/s').padEnd(16)}${ms(pct(bareRun.latencies, 50)).padEnd(13)}${ms(pct(bareRun.latencies, 99))}`)
+      console.log(
+        `bare Bun.serve JSON POST (${processes} process(es)) ${(bareRate.toFixed(0) + ' req/s').padEnd(16)}` +
+          `${ms(pct(bareRun.latencies, 50)).padEnd(13)}${ms(pct(bareRun.latencies, 99))}`,
+      )
       printStart()
       console.log('')
-      printGoals([...startRows, ['accepted leads lost / doubled', `${stored.lost} / ${stored.doubled}`, '0 / 0', stored.lost === 0 && stored.doubled === 0 ? 'met' : 'NOT met']])
-      console.log(`\naccepted ${accepted} leads (warm-ups included); stored ${stored.rows} contacts with ${stored.phones} distinct phones and ${stored.events} lead.created events`)
+      printGoals([
+        ...startRows,
+        ['accepted leads lost / doubled', `${stored.lost} / ${stored.doubled}`, '0 / 0', stored.lost === 0 && stored.doubled === 0 ? 'met' : 'NOT met'],
+      ])
+      console.log(
+        `\naccepted ${accepted} leads (warm-ups included); stored ${stored.rows} contacts with ${stored.phones} distinct phones and ` +
+          `${stored.events} lead.created events`,
+      )
       await queue.close()
       return
     }
@@ -590,35 +695,70 @@ async function main() {
     console.log('')
     console.log(`machine: ${availableParallelism()} cores; load average ${load1()}; ${processes} server process(es) per HTTP phase`)
     console.log(`phase                                   rate            p50          p99`)
-    console.log(`bare Bun.serve JSON POST               ${(bareRate.toFixed(0) + ' req/s').padEnd(16)}${ms(pct(bareRun.latencies, 50)).padEnd(13)}${ms(pct(bareRun.latencies, 99)).padEnd(12)}load ${bareLoad}`)
+    console.log(
+      `bare Bun.serve JSON POST               ${(bareRate.toFixed(0) + ' req/s').padEnd(16)}${ms(pct(bareRun.latencies, 50)).padEnd(13)}` +
+        `${ms(pct(bareRun.latencies, 99)).padEnd(12)}load ${bareLoad}`,
+    )
     console.log(`raw BullMQ queue.add loop (1 job/lead) ${(rawRate.toFixed(0) + ' jobs/s').padEnd(16)}${''.padEnd(25)}load ${rawLoad}`)
     console.log(`raw queue.add, ${connections} in flight`.padEnd(39) + ` ${(rawManyRate.toFixed(0) + ' jobs/s').padEnd(16)}`)
     for (const [i, r] of rounds.entries()) {
-      console.log(`round ${i + 1}: POST /leads/ingest, max (closed) ${(r.maxRate.toFixed(0) + ' req/s').padEnd(16)}${ms(pct(r.max.latencies, 50)).padEnd(13)}${ms(pct(r.max.latencies, 99))}`)
-      console.log(`round ${i + 1}: half rate (open)                ${((r.half.ok / r.half.seconds).toFixed(0) + ' req/s').padEnd(16)}${ms(pct(r.half.latencies, 50)).padEnd(13)}${ms(pct(r.half.latencies, 99))}`)
+      console.log(
+        `round ${i + 1}: POST /leads/ingest, max (closed) ${(r.maxRate.toFixed(0) + ' req/s').padEnd(16)}` +
+          `${ms(pct(r.max.latencies, 50)).padEnd(13)}${ms(pct(r.max.latencies, 99))}`,
+      )
+      console.log(
+        `round ${i + 1}: half rate (open)                ${((r.half.ok / r.half.seconds).toFixed(0) + ' req/s').padEnd(16)}` +
+          `${ms(pct(r.half.latencies, 50)).padEnd(13)}${ms(pct(r.half.latencies, 99))}`,
+      )
       console.log(`  half-rate p99 per ${WINDOW_SECONDS} s window: ${(r.half.windows ?? []).map((x) => x.toFixed(1)).join(' ')} ms`)
       console.log(`  load generator's longest pause per window: ${(r.half.generatorGaps ?? []).map((x) => x.toFixed(1)).join(' ')} ms`)
-      console.log(`round ${i + 1}: ${workerProcesses} worker process(es) persisting (${r.jobs} jobs)`.padEnd(48) + `${((r.leads / r.drainSeconds).toFixed(0) + ' leads/s').padEnd(16)}${r.leads} leads in ${r.drainSeconds.toFixed(2)} s`)
+      console.log(
+        `round ${i + 1}: ${workerProcesses} worker process(es) persisting (${r.jobs} jobs)`.padEnd(48) +
+          `${((r.leads / r.drainSeconds).toFixed(0) + ' leads/s').padEnd(16)}${r.leads} leads in ${r.drainSeconds.toFixed(2)} s`,
+      )
     }
     if (sustained) {
-      console.log(`sustained ${sustainedSeconds} s, workers running: POST /leads/ingest ${sustained.rate.toFixed(0)} req/s, stored during the run ${sustained.storedRate.toFixed(0)} leads/s; ${sustained.jobs} jobs (${((sustained.rate * sustainedSeconds) / Math.max(1, sustained.jobs)).toFixed(1)} leads each), ${sustained.backlogJobs} left at the end, drained in ${sustained.drainSeconds.toFixed(2)} s`)
+      console.log(
+        `sustained ${sustainedSeconds} s, workers running: POST /leads/ingest ${sustained.rate.toFixed(0)} req/s, stored during the run ` +
+          `${sustained.storedRate.toFixed(0)} leads/s; ${sustained.jobs} jobs ` +
+          `(${((sustained.rate * sustainedSeconds) / Math.max(1, sustained.jobs)).toFixed(1)} leads each), ${sustained.backlogJobs} left at the ` +
+          `end, drained in ${sustained.drainSeconds.toFixed(2)} s`,
+      )
     }
     const growth = (a: number, b: number) => `${(((b - a) / a) * 100).toFixed(1)}%`
-    console.log(`API RSS (${processes} process(es)): idle ${rss.apiIdle.toFixed(0)} MB, after round 1 ${rss.api[0].toFixed(0)} MB, after round 2 ${rss.api[1].toFixed(0)} MB (${growth(rss.api[0], rss.api[1])})`)
-    console.log(`worker RSS (${workerProcesses} process(es)): idle ${rss.workersIdle.toFixed(0)} MB, after round 1 ${rss.workers[0].toFixed(0)} MB, after round 2 ${rss.workers[1].toFixed(0)} MB (${growth(rss.workers[0], rss.workers[1])})`)
+    console.log(
+      `API RSS (${processes} process(es)): idle ${rss.apiIdle.toFixed(0)} MB, after round 1 ${rss.api[0].toFixed(0)} MB, after round 2 ` +
+        `${rss.api[1].toFixed(0)} MB (${growth(rss.api[0], rss.api[1])})`,
+    )
+    console.log(
+      `worker RSS (${workerProcesses} process(es)): idle ${rss.workersIdle.toFixed(0)} MB, after round 1 ${rss.workers[0].toFixed(0)} MB, after ` +
+        `round 2 ${rss.workers[1].toFixed(0)} MB (${growth(rss.workers[0], rss.workers[1])})`,
+    )
     console.log('')
     const persistRate = r1.leads / r1.drainSeconds
     const { lost, doubled } = stored
     rows.push(
       ['ingest / bare Bun.serve', `${(r1.maxRate / bareRate).toFixed(2)}×`, '≥ 0.35×', r1.maxRate / bareRate >= 0.35 ? 'met' : 'NOT met'],
-      [`p99 at ${connections} connections`, ms(pct(r1.max.latencies, 99)), `≤ ${p99Goal.toFixed(1)} ms`, pct(r1.max.latencies, 99) <= p99Goal ? 'met' : 'NOT met'],
+      [
+        `p99 at ${connections} connections`,
+        ms(pct(r1.max.latencies, 99)),
+        `≤ ${p99Goal.toFixed(1)} ms`,
+        pct(r1.max.latencies, 99) <= p99Goal ? 'met' : 'NOT met',
+      ],
       ['accepted leads lost / doubled', `${lost} / ${doubled}`, '0 / 0', lost === 0 && doubled === 0 ? 'met' : 'NOT met'],
       // Keeping up is ≥ 1.0×; the goal is 1.2×, headroom to catch up a backlog.
       ['persist / ingest rate', `${(persistRate / r1.maxRate).toFixed(2)}×`, '≥ 1.2×', persistRate >= 1.2 * r1.maxRate ? 'met' : 'NOT met'],
       // Over a run with both at work, the workers store what the API accepts
       // (what one second of ingest can leave in flight aside).
       ...(sustained
-        ? [[`stored / accepted, ${sustainedSeconds} s run`, `${(sustained.storedRate / sustained.rate).toFixed(3)}×`, `≥ ${(1 - 1 / sustainedSeconds).toFixed(3)}×`, sustained.storedRate >= sustained.rate * (1 - 1 / sustainedSeconds) ? 'met' : 'NOT met'] as [string, string, string, string]]
+        ? [
+            [
+              `stored / accepted, ${sustainedSeconds} s run`,
+              `${(sustained.storedRate / sustained.rate).toFixed(3)}×`,
+              `≥ ${(1 - 1 / sustainedSeconds).toFixed(3)}×`,
+              sustained.storedRate >= sustained.rate * (1 - 1 / sustainedSeconds) ? 'met' : 'NOT met',
+            ] as [string, string, string, string],
+          ]
         : []),
       ['API RSS growth, round 2', growth(rss.api[0], rss.api[1]), '≤ 5%', rss.api[1] <= rss.api[0] * 1.05 ? 'met' : 'NOT met'],
       ['worker RSS growth, round 2', growth(rss.workers[0], rss.workers[1]), '≤ 5%', rss.workers[1] <= rss.workers[0] * 1.05 ? 'met' : 'NOT met'],
@@ -630,7 +770,10 @@ async function main() {
     printStart()
     console.log('')
     printGoals([...rows, ...startRows])
-    console.log(`\naccepted ${accepted} leads (warm-ups included); stored ${stored.rows} contacts with ${stored.phones} distinct phones and ${stored.events} lead.created events; failed requests: ${rounds.reduce((n, r) => n + r.max.failed + r.half.failed, 0)}`)
+    console.log(
+      `\naccepted ${accepted} leads (warm-ups included); stored ${stored.rows} contacts with ${stored.phones} distinct phones and ` +
+        `${stored.events} lead.created events; failed requests: ${rounds.reduce((n, r) => n + r.max.failed + r.half.failed, 0)}`,
+    )
   } finally {
     await workers?.stop()
     await sql`delete from businesses where id = ${business.id}`

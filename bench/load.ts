@@ -19,7 +19,8 @@ export interface LoadRun {
   firstError?: string
 }
 
-export const percentile = (sorted: Float64Array | number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN)
+export const percentile = (sorted: Float64Array | number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN
 
 export const ratePerSecond = (run: LoadRun) => run.ok / run.seconds
 
@@ -57,7 +58,13 @@ export async function closedLoopCalls(concurrency: number, total: number, call: 
  * `connections` keep-alive connections, each sending its next request when the previous one
  * answered; `check` returns an error text for a response that does not count as served.
  */
-export async function closedLoopHttp(url: URL, connections: number, total: number, request: (i: number) => Buffer, check: (res: Http1Response) => string | undefined): Promise<LoadRun> {
+export async function closedLoopHttp(
+  url: URL,
+  connections: number,
+  total: number,
+  request: (i: number) => Buffer,
+  check: (res: Http1Response) => string | undefined,
+): Promise<LoadRun> {
   const pools = Array.from({ length: connections }, () => new Http1Pool(url))
   let slot = 0
   const free: Http1Pool[] = [...pools]
@@ -153,6 +160,7 @@ let autovacuumNoted = false
 export async function vacuumWhenAutovacuumOff(sql: Sql): Promise<void> {
   if (await autovacuumIsOn(sql)) return
   const tables = await vacuumChurnedTables(sql)
-  if (!autovacuumNoted) console.log(`(PostgreSQL's autovacuum is off: the bench vacuums ${tables.join(', ')} before each phase, as the worker's maintenance would)`)
+  if (!autovacuumNoted)
+    console.log(`(PostgreSQL's autovacuum is off: the bench vacuums ${tables.join(', ')} before each phase, as the worker's maintenance would)`)
   autovacuumNoted = true
 }

@@ -10,7 +10,18 @@
  * bumped in the same transaction; a rebuild that changes nothing moves nothing.
  */
 import type { Db } from '../../db/client'
-import { bumpCatalogueVersions, deleteCatalogueEntries, findPropertyForRebuild, lockCatalogueVersion, propertiesInSlice, readyImagesOf, upsertCatalogueEntries, type CatalogueEntry, type PropertySlice, type ReadyImageRow } from '../../db/queries/catalogue/rebuild'
+import {
+  bumpCatalogueVersions,
+  deleteCatalogueEntries,
+  findPropertyForRebuild,
+  lockCatalogueVersion,
+  propertiesInSlice,
+  readyImagesOf,
+  upsertCatalogueEntries,
+  type CatalogueEntry,
+  type PropertySlice,
+  type ReadyImageRow,
+} from '../../db/queries/catalogue/rebuild'
 import { readyVideosOf } from '../../db/queries/videos'
 import type { PropertyRow } from '../../db/schema'
 import { catalogueFilterColumns, toPublicProperty, type ReadyVideo } from './property-view'
@@ -25,7 +36,13 @@ export interface BatchRebuilt {
 }
 
 export function catalogueEntryOf(row: PropertyRow, images: readonly ReadyImageRow[], videos: readonly ReadyVideo[] = []): CatalogueEntry {
-  return { propertyId: row.id, businessId: row.businessId, doc: toPublicProperty(row, images, videos), ...catalogueFilterColumns(row), updatedAt: row.updatedAt }
+  return {
+    propertyId: row.id,
+    businessId: row.businessId,
+    doc: toPublicProperty(row, images, videos),
+    ...catalogueFilterColumns(row),
+    updatedAt: row.updatedAt,
+  }
 }
 
 /**
@@ -64,9 +81,18 @@ export async function syncCatalogueSlice(db: Db, slice: PropertySlice): Promise<
     if (rows.length === 0) return { lastId: null, upserted: 0, deleted: 0 }
     const published = rows.filter((r) => r.publishedAt !== null)
     const drafts = rows.filter((r) => r.publishedAt === null).map((r) => r.id)
-    const images = await readyImagesOf(tx, published.map((r) => r.id))
-    const videos = await readyVideosOf(tx, published.map((r) => r.id))
-    const changed = await upsertCatalogueEntries(tx, published.map((r) => catalogueEntryOf(r, images.get(r.id) ?? [], videos.get(r.id) ?? [])))
+    const images = await readyImagesOf(
+      tx,
+      published.map((r) => r.id),
+    )
+    const videos = await readyVideosOf(
+      tx,
+      published.map((r) => r.id),
+    )
+    const changed = await upsertCatalogueEntries(
+      tx,
+      published.map((r) => catalogueEntryOf(r, images.get(r.id) ?? [], videos.get(r.id) ?? [])),
+    )
     const removed = await deleteCatalogueEntries(tx, drafts)
     await bumpCatalogueVersions(tx, [...changed, ...removed])
     return { lastId: rows[rows.length - 1].id, upserted: published.length, deleted: drafts.length }

@@ -153,10 +153,14 @@ function appSecretOf(env: Record<string, string | undefined>): string {
   if (raw === undefined || raw === '') {
     if (relaxed) return DEV_SECRET
     const nodeEnv = env.NODE_ENV ? `NODE_ENV is "${env.NODE_ENV}"` : 'NODE_ENV is not set'
-    throw new ConfigError(`APP_SECRET is required unless NODE_ENV is development or test (${nodeEnv}): set it to a random string of at least 32 characters, e.g. \`openssl rand -base64 48\``)
+    throw new ConfigError(
+      `APP_SECRET is required unless NODE_ENV is development or test (${nodeEnv}): set it to a random string of at least 32 characters, e.g. ` +
+        `\`openssl rand -base64 48\``,
+    )
   }
   if (raw.length < 32) throw new ConfigError(`APP_SECRET must be at least 32 characters, got ${raw.length}`)
-  if (!relaxed && PUBLISHED_SECRETS.has(raw)) throw new ConfigError('APP_SECRET is a published example value: set it to your own random string of at least 32 characters')
+  if (!relaxed && PUBLISHED_SECRETS.has(raw))
+    throw new ConfigError('APP_SECRET is a published example value: set it to your own random string of at least 32 characters')
   return raw
 }
 
@@ -180,9 +184,13 @@ function bool(env: Record<string, string | undefined>, name: string, fallback: b
 function hostList(env: Record<string, string | undefined>, name: string): string[] {
   const raw = env[name]?.trim()
   if (!raw) return []
-  const hosts = raw.split(',').map((h) => h.trim()).filter(Boolean)
+  const hosts = raw
+    .split(',')
+    .map((h) => h.trim())
+    .filter(Boolean)
   for (const host of hosts) {
-    if (!URL.canParse(`http://${host}`) || new URL(`http://${host}`).port !== '' || /[/?#@]/.test(host)) throw new ConfigError(`${name} must list host names separated by commas, got "${host}"`)
+    if (!URL.canParse(`http://${host}`) || new URL(`http://${host}`).port !== '' || /[/?#@]/.test(host))
+      throw new ConfigError(`${name} must list host names separated by commas, got "${host}"`)
   }
   return hosts
 }
@@ -194,13 +202,17 @@ function redisSentinelOf(env: Record<string, string | undefined>): RedisSentinel
   if (!raw && !master) return undefined
   if (!raw) throw new ConfigError('REDIS_SENTINEL_MASTER is set but REDIS_SENTINELS is not: list the sentinels as host:port,host:port')
   if (!master) throw new ConfigError('REDIS_SENTINELS is set but REDIS_SENTINEL_MASTER is not: name the master the sentinels monitor')
-  const sentinels = raw.split(',').map((s) => s.trim()).filter(Boolean).map((entry) => {
-    const parsed = URL.canParse(`redis://${entry}`) ? new URL(`redis://${entry}`) : undefined
-    if (!parsed?.port || parsed.pathname !== '' || parsed.username || /[/?#@]/.test(entry)) {
-      throw new ConfigError(`REDIS_SENTINELS must list host:port entries separated by commas, got "${entry}"`)
-    }
-    return { host: parsed.hostname.replace(/^\[|\]$/g, ''), port: Number(parsed.port) }
-  })
+  const sentinels = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const parsed = URL.canParse(`redis://${entry}`) ? new URL(`redis://${entry}`) : undefined
+      if (!parsed?.port || parsed.pathname !== '' || parsed.username || /[/?#@]/.test(entry)) {
+        throw new ConfigError(`REDIS_SENTINELS must list host:port entries separated by commas, got "${entry}"`)
+      }
+      return { host: parsed.hostname.replace(/^\[|\]$/g, ''), port: Number(parsed.port) }
+    })
   return { master, sentinels }
 }
 
@@ -231,7 +243,8 @@ function postgresUrl(env: Record<string, string | undefined>, name: string, fall
   } catch (error) {
     throw new ConfigError(`${name} must be a postgres:// URL (several hosts as host1:port1,host2:port2), got "${raw}": ${(error as Error).message}`)
   }
-  if (attrs !== null && !['read-write', 'primary'].includes(attrs)) throw new ConfigError(`${name}: target_session_attrs must be read-write or primary, got "${attrs}"`)
+  if (attrs !== null && !['read-write', 'primary'].includes(attrs))
+    throw new ConfigError(`${name}: target_session_attrs must be read-write or primary, got "${attrs}"`)
   if (hosts > 1 && attrs === null) throw new ConfigError(`${name} lists ${hosts} hosts: add ?target_session_attrs=read-write so writes go only to the primary`)
   return raw
 }
@@ -257,15 +270,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (storageDriver !== 'local' && storageDriver !== 's3') throw new ConfigError(`STORAGE_DRIVER must be local or s3, got "${storageDriver}"`)
 
   const workerQueuesRaw = env.WORKER_QUEUES?.trim()
-  const workerQueues = !workerQueuesRaw || workerQueuesRaw === 'all'
-    ? [...QUEUE_NAMES]
-    : workerQueuesRaw.split(',').map((q) => q.trim()).filter(Boolean)
+  const workerQueues =
+    !workerQueuesRaw || workerQueuesRaw === 'all'
+      ? [...QUEUE_NAMES]
+      : workerQueuesRaw
+          .split(',')
+          .map((q) => q.trim())
+          .filter(Boolean)
   for (const q of workerQueues) {
     if (!(QUEUE_NAMES as readonly string[]).includes(q)) throw new ConfigError(`WORKER_QUEUES names an unknown queue "${q}"; known: ${QUEUE_NAMES.join(', ')}`)
   }
 
   const logLevel = (env.LOG_LEVEL || 'info') as Config['logLevel']
-  if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be debug, info, warn, error or silent, got "${logLevel}"`)
+  if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevel))
+    throw new ConfigError(`LOG_LEVEL must be debug, info, warn, error or silent, got "${logLevel}"`)
 
   const appSecret = appSecretOf(env)
   const redisSentinel = redisSentinelOf(env)
@@ -290,7 +308,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (apiProcesses + workerProcesses === 0) throw new ConfigError('API_PROCESSES and WORKER_PROCESSES are both 0: nothing to run')
   const metricsPort = env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1, 65535 - Math.max(0, apiProcesses - 1)) : undefined
   if (metricsPort !== undefined && port !== 0 && metricsPort <= port && port < metricsPort + Math.max(1, apiProcesses)) {
-    throw new ConfigError(`METRICS_PORT ${metricsPort} to ${metricsPort + Math.max(1, apiProcesses) - 1} (one per API process) would include PORT ${port}: choose another METRICS_PORT`)
+    throw new ConfigError(
+      `METRICS_PORT ${metricsPort} to ${metricsPort + Math.max(1, apiProcesses) - 1} (one per API process) would include PORT ${port}: choose ` +
+        `another METRICS_PORT`,
+    )
   }
   return {
     port,

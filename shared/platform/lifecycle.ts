@@ -3,12 +3,14 @@
  * shutdown on SIGTERM/SIGINT (contract §7) or on a crash (an unhandled rejection or uncaught
  * exception), after which the supervisor restarts the process.
  */
-import type { Logger } from './logger'
+import { flushPending, type Logger } from './logger'
 
 export function exitWithStartupError(error: unknown): never {
   const e = error as Error
   // Start-up errors (config, unreachable services) are already one readable sentence.
-  console.error(e?.name === 'ConfigError' || e?.name === 'StartupError' || e?.name === 'WorkerStartupError' ? e.message : `start-up failed: ${e?.message ?? String(error)}`)
+  console.error(
+    e?.name === 'ConfigError' || e?.name === 'StartupError' || e?.name === 'WorkerStartupError' ? e.message : `start-up failed: ${e?.message ?? String(error)}`,
+  )
   process.exit(1)
 }
 
@@ -16,7 +18,8 @@ export function exitWithStartupError(error: unknown): never {
 export function portInUseMessage(port: number, shared: boolean): string {
   return shared
     ? `port ${port} is already in use by a process that does not share it (SO_REUSEPORT): stop it or choose another PORT`
-    : `port ${port} is already in use (another instance of this service, or another program): stop it, choose another PORT, or set REUSE_PORT=1 to share the port with other instances on purpose`
+    : `port ${port} is already in use (another instance of this service, or another program): stop it, choose another PORT, or set REUSE_PORT=1 to ` +
+        `share the port with other instances on purpose`
 }
 
 /**
@@ -25,6 +28,8 @@ export function portInUseMessage(port: number, shared: boolean): string {
  * start, which the supervisor does not retry.
  */
 export function reportReady(): void {
+  // Its start-up lines ("api listening") come before the supervisor's "process ready".
+  flushPending()
   process.send?.({ type: 'ready' })
   // The supervisor is gone (even SIGKILLed): drain and exit rather than serve unsupervised.
   process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'))

@@ -21,7 +21,8 @@ export interface Logger {
  */
 let pending = ''
 let flushScheduled = false
-function flushPending(): void {
+/** Writes the pending lines now (before telling another process something they announce). */
+export function flushPending(): void {
   flushScheduled = false
   if (!pending) return
   const text = pending
@@ -61,6 +62,13 @@ export function createLogger(level: Config['logLevel'] = 'info', base: Record<st
  */
 function errorReplacer(_key: string, value: unknown) {
   if (!(value instanceof Error)) return value
-  const { code, severity } = value as { code?: unknown; severity?: unknown }
-  return { name: value.name, message: value.message, code, ...(severity ? { severity } : {}), stack: value.stack, ...(value.cause !== undefined ? { cause: value.cause } : {}) }
+  const { code, severity_local, severity = severity_local } = value as { code?: unknown; severity?: unknown; severity_local?: unknown }
+  return {
+    name: value.name,
+    message: value.message,
+    code,
+    ...(severity ? { severity } : {}),
+    stack: value.stack,
+    ...(value.cause !== undefined ? { cause: value.cause } : {}),
+  }
 }

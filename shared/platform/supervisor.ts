@@ -59,7 +59,10 @@ export class Supervisor {
   private readonly stoppedAll = Promise.withResolvers<number>()
   private exitCode = 0
 
-  constructor(specs: ChildSpec[], private readonly options: SupervisorOptions) {
+  constructor(
+    specs: ChildSpec[],
+    private readonly options: SupervisorOptions,
+  ) {
     this.children = specs.map((spec) => ({ spec, ready: false, startedAt: 0, failures: 0, restarts: 0 }))
     this.started.promise.catch(() => {})
   }
@@ -74,7 +77,10 @@ export class Supervisor {
   /** The pids of the running children, by group (tests, the bench, the soak). */
   pids(): Record<string, number[]> {
     const out: Record<string, number[]> = {}
-    for (const c of this.children) if (c.process && c.process.exitCode === null && c.process.signalCode === null) (out[c.spec.group] ??= []).push(c.process.pid)
+    for (const c of this.children) {
+      if (!c.process || c.process.exitCode !== null || c.process.signalCode !== null) continue
+      out[c.spec.group] = [...(out[c.spec.group] ?? []), c.process.pid]
+    }
     return out
   }
 
@@ -99,6 +105,7 @@ export class Supervisor {
       ipc: (message) => {
         if ((message as { type?: string })?.type !== 'ready' || child.ready) return
         child.ready = true
+        this.options.logger.info('process ready', { group: spec.group, index: spec.index, pid: proc.pid })
         if (this.children.every((c) => c.ready)) this.started.resolve()
       },
     })
@@ -107,10 +114,21 @@ export class Supervisor {
       try {
         setPriority(proc.pid, spec.nice)
       } catch (error) {
-        this.options.logger.warn('could not lower the priority of a process', { group: spec.group, index: spec.index, pid: proc.pid, nice: spec.nice, error: (error as Error).message })
+        this.options.logger.warn('could not lower the priority of a process', {
+          group: spec.group,
+          index: spec.index,
+          pid: proc.pid,
+          nice: spec.nice,
+          error: (error as Error).message,
+        })
       }
     }
-    this.options.logger.info('process started', { group: spec.group, index: spec.index, pid: proc.pid, ...(child.restarts ? { restarts: child.restarts } : {}) })
+    this.options.logger.info('process started', {
+      group: spec.group,
+      index: spec.index,
+      pid: proc.pid,
+      ...(child.restarts ? { restarts: child.restarts } : {}),
+    })
     void proc.exited.then(() => this.exited(child, proc))
   }
 
@@ -150,7 +168,9 @@ export class Supervisor {
     for (const child of this.children) clearTimeout(child.timer)
     const groups = [...new Set(this.children.map((c) => c.spec.group))]
     for (const group of groups) {
-      const running = this.children.filter((c) => c.spec.group === group && c.process && c.process.exitCode === null && c.process.signalCode === null).map((c) => c.process as Subprocess)
+      const running = this.children
+        .filter((c) => c.spec.group === group && c.process && c.process.exitCode === null && c.process.signalCode === null)
+        .map((c) => c.process as Subprocess)
       if (!running.length) continue
       this.options.logger.info('stopping', { group, pids: running.map((p) => p.pid) })
       for (const proc of running) proc.kill('SIGTERM')

@@ -37,7 +37,9 @@ export function isUnavailableError(error: unknown): boolean {
 export function unavailableCause(error: unknown): { code?: string; severity?: string; error: string } {
   let root: unknown = error
   for (let depth = 0; depth < 4 && (root as { cause?: unknown })?.cause; depth++) root = (root as { cause: unknown }).cause
-  const { code, severity } = (root ?? {}) as { code?: unknown; severity?: unknown }
+  // PgBouncer sends only the localized severity (S), PostgreSQL both (S and V).
+  const { code, severity: v, severity_local: s } = (root ?? {}) as { code?: unknown; severity?: unknown; severity_local?: unknown }
+  const severity = v ?? s
   return { ...(typeof code === 'string' ? { code } : {}), ...(typeof severity === 'string' ? { severity } : {}), error: String((root as Error)?.message ?? root) }
 }
 

@@ -71,7 +71,13 @@ describe('count with q: exact up to 1,000, then 1,000 and "gte"', () => {
 
 describe('offset + limit with q', () => {
   test('past 1,000 is a 422 problem+json on offset', async () => {
-    for (const query of ['q=palomar&offset=901&limit=100', 'q=palomar&offset=1000&limit=1', 'q=palomar&offset=950', 'q=tomillo&offset=1000&limit=1', 'q=palomar&sort=price_asc&offset=1&limit=1000']) {
+    for (const query of [
+      'q=palomar&offset=901&limit=100',
+      'q=palomar&offset=1000&limit=1',
+      'q=palomar&offset=950',
+      'q=tomillo&offset=1000&limit=1',
+      'q=palomar&sort=price_asc&offset=1&limit=1000',
+    ]) {
       const res = await call(ctx.app, 'GET', `/v1/properties?${query}`, { key: biz.apiKey })
       expect(res.status, `${query}: ${res.text}`).toBe(422)
       expect(res.headers.get('content-type')).toContain('application/problem+json')

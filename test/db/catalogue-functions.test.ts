@@ -25,7 +25,8 @@ async function definitions(db: postgres.Sql | postgres.TransactionSql): Promise<
     where n.nspname = 'public' and p.proname like 'catalogue\\_%' order by 1`
   const triggers = await db<{ name: string; def: string }[]>`
     select t.tgname as name, pg_get_triggerdef(t.oid) as def from pg_trigger t
-    where not t.tgisinternal and t.tgrelid in ('catalogue_entries'::regclass, 'catalogue_counts'::regclass, 'catalogue_price_counts'::regclass, 'catalogue_geo_cells'::regclass)
+    where not t.tgisinternal
+      and t.tgrelid in ('catalogue_entries'::regclass, 'catalogue_counts'::regclass, 'catalogue_price_counts'::regclass, 'catalogue_geo_cells'::regclass)
     order by 1`
   return Object.fromEntries([...functions.map((f) => [`function ${f.name}`, f.def]), ...triggers.map((t) => [`trigger ${t.name}`, t.def])])
 }
@@ -33,8 +34,18 @@ async function definitions(db: postgres.Sql | postgres.TransactionSql): Promise<
 describe('db/functions holds the one definition of every catalogue function and trigger', () => {
   test('the database has exactly the functions and triggers the files define, no other', async () => {
     const held = Object.keys(await definitions(sql))
-    expect(held.filter((k) => k.startsWith('function ')).map((k) => k.slice(9)).sort()).toEqual(declared('FUNCTION'))
-    expect(held.filter((k) => k.startsWith('trigger ')).map((k) => k.slice(8)).sort()).toEqual(declared('TRIGGER'))
+    expect(
+      held
+        .filter((k) => k.startsWith('function '))
+        .map((k) => k.slice(9))
+        .sort(),
+    ).toEqual(declared('FUNCTION'))
+    expect(
+      held
+        .filter((k) => k.startsWith('trigger '))
+        .map((k) => k.slice(8))
+        .sort(),
+    ).toEqual(declared('TRIGGER'))
     expect(declared('FUNCTION').length).toBeGreaterThan(20)
   })
 
@@ -65,5 +76,4 @@ describe('db/functions holds the one definition of every catalogue function and 
     const [unchanged] = await sql<{ applied_at: Date }[]>`select applied_at from drizzle.repeatable_sql where name = ${first.name}`
     expect(unchanged.applied_at).toEqual(again.applied_at)
   })
-
 })

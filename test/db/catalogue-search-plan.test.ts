@@ -82,7 +82,11 @@ const buffersOf = (plan: PlanNode) => plan['Shared Hit Blocks'] + plan['Shared R
 
 const describePlan = (plan: PlanNode) =>
   nodes(plan)
-    .map((n) => `${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''} rows=${n['Actual Rows']}x${n['Actual Loops']} removed=${n['Rows Removed by Filter'] ?? 0}`)
+    .map(
+      (n) =>
+        `${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''} ` +
+        `rows=${n['Actual Rows']}x${n['Actual Loops']} removed=${n['Rows Removed by Filter'] ?? 0}`,
+    )
     .join('\n')
 
 describe('statistics: the product gathers them after a bulk change (autovacuum may be off or late)', () => {
@@ -96,10 +100,11 @@ describe('statistics: the product gathers them after a bulk change (autovacuum m
     try {
       const biz = await seedBusiness(ctx)
       await createPublished(ctx, biz.apiKey)
-      const analyses = async () => (await sql`select analyze_count::int as n from pg_stat_user_tables where relid = 'public.catalogue_entries'::regclass`)[0].n as number
+      const analyses = async () =>
+        (await sql`select analyze_count::int as n from pg_stat_user_tables where relid = 'public.catalogue_entries'::regclass`)[0].n as number
       const before = await analyses()
       await reindexCatalogue(ctx.deps, { businessId: biz.id, batchSize: 10 })
-      await eventually(async () => (await analyses()) > before, { what: "an ANALYZE of catalogue_entries" })
+      await eventually(async () => (await analyses()) > before, { what: 'an ANALYZE of catalogue_entries' })
     } finally {
       await ctx.close()
     }
@@ -139,7 +144,8 @@ describe('the work of a search is bounded by its 1,000 candidates, not by its ma
   })
 
   test('analyzed once, the table is not due again until enough of it changes', async () => {
-    const analyses = async () => (await sql.unsafe(`select analyze_count::int as n from pg_stat_user_tables where relid = '${schema}.catalogue_entries'::regclass`))[0].n as number
+    const analyses = async () =>
+      (await sql.unsafe(`select analyze_count::int as n from pg_stat_user_tables where relid = '${schema}.catalogue_entries'::regclass`))[0].n as number
     await eventually(async () => (await analyses()) > 0, { what: 'the first ANALYZE' })
     const once = await analyses()
     await analyzeCatalogueWhenDue(drizzle(sql))

@@ -31,7 +31,7 @@ const codeOf = (e: unknown) => String((e as { code?: unknown }).code)
 beforeAll(async () => {
   await topology.start([DB])
   for (const node of [topology.primary, topology.standby]) {
-    const bouncer = new PgBouncer({ upstreamPort: node.port, poolSize: 4 })
+    const bouncer = new PgBouncer({ upstreamPort: node.port, poolSize: 4, queryWaitTimeoutSeconds: 5 })
     await bouncer.start()
     bouncers.push(bouncer)
   }

@@ -4,12 +4,16 @@
  * scenario and stopped after it (logs in the harness's log dir, so the secrets scan reads them).
  *   j. kill -9 of the primary under write load, the standby promoted 1 s later: a multi-host
  *      DATABASE_URL (standby listed first) follows it, every answered write is there once.
+ *   o. the same through a PgBouncer per node (transaction mode), the multi-host URL over the
+ *      PgBouncers: they replay the parameters of their first server login, so the driver must ask
+ *      each connection's live state; 503s until the promotion, then writes again, no 500.
  *   k. a read replica applying WAL 1.5 s late (DATABASE_READ_URL): no read after a write is
  *      stale, and the replica serves a measured share of the other reads.
  */
 import { join } from 'node:path'
 import postgres from 'postgres'
 import { Queues, redisConnection } from '../../shared/platform/queues'
+import { PgBouncer } from '../helpers/pgbouncer'
 import { freePort } from '../helpers/processes'
 import { exec, ManagedProcess, RedisServer, until } from './cluster'
 import { driveFor, ingestBody, percentile, request, summariseStatuses, type Outcome, type ScenarioResult, type Target } from './load'
@@ -24,8 +28,10 @@ const isProblem503 = (o: Outcome) => o.status === 503 && String(o.contentType).s
 interface WorldOptions {
   tag: string
   topology: TopologyOptions
-  /** DATABASE_URL (and DATABASE_READ_URL) from the topology. */
-  env: (t: PgTopology) => Record<string, string>
+  /** A PgBouncer (transaction mode) in front of each node: [primary's, standby's]. */
+  poolers?: boolean
+  /** DATABASE_URL (and DATABASE_READ_URL) from the topology and its poolers. */
+  env: (t: PgTopology, poolers: PgBouncer[]) => Record<string, string>
   apis: number
   workers: string[]
 }
@@ -34,6 +40,7 @@ interface WorldOptions {
 class HaWorld {
   readonly topology: PgTopology
   redis!: RedisServer
+  poolers: PgBouncer[] = []
   apis: (ManagedProcess & { port: number })[] = []
   workers: ManagedProcess[] = []
   queues!: Queues
@@ -44,7 +51,7 @@ class HaWorld {
   }
 
   get env(): Record<string, string> {
-    const own = this.options.env(this.topology)
+    const own = this.options.env(this.topology, this.poolers)
     return {
       ...this.h.cluster.env,
       // The harness cluster's DATABASE_DIRECT_URL names its own PostgreSQL: migrations and LISTEN
@@ -65,6 +72,14 @@ class HaWorld {
     const { tag } = this.options
     await this.topology.start([DB])
     this.h.progress(`${tag}: PostgreSQL primary :${this.topology.primary.port}, standby :${this.topology.standby.port} (${this.options.topology.applyDelayMs ? `applies ${this.options.topology.applyDelayMs} ms late` : 'synchronous'})`)
+    if (this.options.poolers) {
+      for (const node of [this.topology.primary, this.topology.standby]) {
+        const pooler = new PgBouncer({ upstreamPort: node.port, poolSize: 10, queryWaitTimeoutSeconds: 5 })
+        await pooler.start()
+        this.poolers.push(pooler)
+      }
+      this.h.progress(`${tag}: PgBouncer (transaction mode) per node: primary's :${this.poolers[0].port}, standby's :${this.poolers[1].port}`)
+    }
     this.redis = new RedisServer(await freePort(), join(this.topology.root, 'redis'), this.h.cluster.logDir)
     this.redis.start()
     await this.redis.ready()
@@ -113,6 +128,7 @@ class HaWorld {
     await this.queues?.close().catch(() => {})
     this.producer?.disconnect()
     await this.redis?.stop().catch(() => {})
+    for (const pooler of this.poolers) await pooler.stop().catch(() => {})
     await this.topology.stop()
   }
 }
@@ -141,14 +157,29 @@ export function scenarioPrimaryFailover(h: HarnessContext): Promise<ScenarioResu
     apis: 2,
     // webhook-delivery runs the outbox relay, whose LISTEN connection must follow the failover too.
     workers: ['lead-ingest', 'lead-ingest,catalogue-reindex,webhook-delivery'],
-  }, (w) => primaryFailover(h, w))
+  }, (w) => primaryFailover(h, w, 'j', 'j. kill -9 of the PostgreSQL primary under write load, standby promoted 1 s later'))
 }
 
-async function primaryFailover(h: HarnessContext, w: HaWorld): Promise<ScenarioResult> {
-  const name = 'j. kill -9 of the PostgreSQL primary under write load, standby promoted 1 s later'
+export function scenarioPrimaryFailoverThroughPoolers(h: HarnessContext): Promise<ScenarioResult> {
+  return inWorld(h, {
+    tag: 'o',
+    topology: {},
+    poolers: true,
+    // As operators write it: the PgBouncers of both nodes, the primary's first. LISTEN and
+    // migrations reach the nodes themselves.
+    env: (t, [primary, standby]) => ({
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${primary.port},127.0.0.1:${standby.port}/${DB}?target_session_attrs=read-write`,
+      DATABASE_DIRECT_URL: t.multiHostUrl(DB),
+    }),
+    apis: 2,
+    workers: ['lead-ingest', 'lead-ingest,catalogue-reindex,webhook-delivery'],
+  }, (w) => primaryFailover(h, w, 'o', 'o. as j, through a PgBouncer per node (transaction mode), the multi-host URL over the PgBouncers'))
+}
+
+async function primaryFailover(h: HarnessContext, w: HaWorld, tag: string, name: string): Promise<ScenarioResult> {
   const failures: string[] = []
   const notes: string[] = []
-  const biz = await w.newBusiness('Faults j')
+  const biz = await w.newBusiness(`Faults ${tag}`)
   const pids = w.pids()
   const kinds = ['create', 'ingest', 'lead', 'ingest']
   const sentAt: number[] = []
@@ -159,11 +190,11 @@ async function primaryFailover(h: HarnessContext, w: HaWorld): Promise<ScenarioR
     sentAt[i] = performance.now()
     switch (kinds[i % kinds.length]) {
       case 'create':
-        return request(w.targets, i, 'POST', '/v1/properties', { key: biz.apiKey, body: propertyBody(`j-${i}`), headers: { 'idempotency-key': `j-${i}` } })
+        return request(w.targets, i, 'POST', '/v1/properties', { key: biz.apiKey, body: propertyBody(`${tag}-${i}`), headers: { 'idempotency-key': `${tag}-${i}` } })
       case 'lead':
-        return request(w.targets, i, 'POST', '/v1/leads', { key: biz.apiKey, body: { name: `Lead j ${i}`, email: `j${i}@example.com` }, headers: { 'idempotency-key': `jl-${i}` } })
+        return request(w.targets, i, 'POST', '/v1/leads', { key: biz.apiKey, body: { name: `Lead ${tag} ${i}`, email: `${tag}${i}@example.com` }, headers: { 'idempotency-key': `${tag}l-${i}` } })
       default:
-        return request(w.targets, i, 'POST', '/v1/leads/ingest', { key: biz.apiKey, body: ingestBody(`+34${610_000_000 + i}`, i, 'j') })
+        return request(w.targets, i, 'POST', '/v1/leads/ingest', { key: biz.apiKey, body: ingestBody(`+34${610_000_000 + i}`, i, tag) })
     }
   }
   const t0 = performance.now()
@@ -171,17 +202,17 @@ async function primaryFailover(h: HarnessContext, w: HaWorld): Promise<ScenarioR
     await until('2 s of load', async () => performance.now() - t0 >= 2000, 5000, 20)
     killedAt = performance.now()
     w.topology.primary.kill9()
-    h.progress('j: primary killed (SIGKILL to the postmaster and its processes)')
+    h.progress(`${tag}: primary killed (SIGKILL to the postmaster and its processes)`)
     await until('1 s after the kill', async () => performance.now() - killedAt >= 1000, 3000, 10)
     await w.topology.standby.promote()
     promotedAt = performance.now()
-    h.progress(`j: standby promoted (pg_ctl promote, ${s(promotedAt - killedAt)} after the kill)`)
+    h.progress(`${tag}: standby promoted (pg_ctl promote, ${s(promotedAt - killedAt)} after the kill)`)
     await until('both APIs to write again', async () => {
-      const r = await Promise.all(w.targets.map((t, i) => request([t], i, 'POST', '/v1/properties', { key: biz.apiKey, body: propertyBody(`j-probe-${i}-${Date.now()}`) })))
+      const r = await Promise.all(w.targets.map((t, i) => request([t], i, 'POST', '/v1/properties', { key: biz.apiKey, body: propertyBody(`${tag}-probe-${i}-${Date.now()}`) })))
       return r.every((o) => o.status === 201)
     }, 30_000, 50).catch((e) => failures.push(String(e.message)))
     recoveredAt = performance.now()
-    h.progress(`j: both APIs write again ${s(recoveredAt - killedAt)} after the kill`)
+    h.progress(`${tag}: both APIs write again ${s(recoveredAt - killedAt)} after the kill`)
   })()
   const outcomes = await driveFor(() => recoveredAt > 0 && performance.now() - recoveredAt > 3000, 150, 300, call)
   await control
@@ -222,7 +253,7 @@ async function primaryFailover(h: HarnessContext, w: HaWorld): Promise<ScenarioR
     const fivexx = outcomes.filter((o) => o.status >= 500)
     notes.push(`statuses while switching: ${summariseStatuses(switching)}`)
     notes.push(`statuses overall: ${summariseStatuses(outcomes)}`)
-    notes.push(`DATABASE_URL lists the standby first: ${w.env.DATABASE_URL}`)
+    notes.push(`DATABASE_URL: ${w.env.DATABASE_URL}`)
     return {
       name,
       figures: {
@@ -232,9 +263,12 @@ async function primaryFailover(h: HarnessContext, w: HaWorld): Promise<ScenarioR
         duplicates: titleDoubles + emailDoubles,
         lost,
         '5xx': fivexx.length,
+        '503': outcomes.filter((o) => o.status === 503).length,
+        '500': outcomes.filter((o) => o.status === 500).length,
         'no answer': hung.length,
       },
       timings: {
+        'kill → promotion': s(promotedAt - killedAt),
         'writes again after the kill': s(recoveredAt - killedAt),
         'writes again after the promotion': s(recoveredAt - promotedAt),
         '503 latency': fivexx.length ? `p50 ${Math.round(percentile(fivexx.map((o) => o.ms), 50))} ms, max ${Math.round(Math.max(...fivexx.map((o) => o.ms)))} ms` : '-',

@@ -1,6 +1,6 @@
 /**
- * `bun run test:faults [--ingests N] [--only a,b,c,d,e,f,g,h,i,j,k,l,m,n,s] [--keep]`: the fault harness
- * (scenarios i to m start their own topologies: PgBouncer, a PostgreSQL standby, Redis Sentinel;
+ * `bun run test:faults [--ingests N] [--only a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,s] [--keep]`: the fault harness
+ * (scenarios i to m and o start their own topologies: PgBouncer, a PostgreSQL standby, Redis Sentinel;
  * n: Redis down under publishable-key traffic; s: `bun run start`'s supervisor soaked under
  * mixed load with a child SIGKILLed at intervals, SOAK_MINUTES=10 for the long run).
  * Starts a private PostgreSQL and Redis, 2 API and 3 worker processes on loopback, runs the
@@ -14,7 +14,7 @@ import { printResult, type ScenarioResult, type Target } from './load'
 import { scenarioIdempotency, scenarioPostgresOutage, scenarioRedisOutage, scenarioSigterm, scenarioWorkerKill, type HarnessContext } from './scenarios'
 import { scenarioPgBouncerMixed, scenarioPgBouncerPoolBound } from './pgbouncer'
 import { scenarioEventsPostgresRestart, scenarioReceiverDown, scenarioWebhookWorkerKill } from './webhooks'
-import { scenarioPrimaryFailover, scenarioReadYourWrites } from './pgha'
+import { scenarioPrimaryFailover, scenarioPrimaryFailoverThroughPoolers, scenarioReadYourWrites } from './pgha'
 import { scenarioSentinelFailover } from './sentinel'
 import { scenarioRedisDownPublishable } from './forms'
 import { scenarioSoak } from './soak'
@@ -29,7 +29,7 @@ if (!Number.isInteger(ingests) || ingests < 100) {
   console.error('--ingests must be an integer ≥ 100')
   process.exit(2)
 }
-const only = new Set((flag('only') ?? 'a,b,c,d,e,f,g,h,i,j,k,l,m,n,s').split(',').map((x) => x.trim()))
+const only = new Set((flag('only') ?? 'a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,s').split(',').map((x) => x.trim()))
 /** Scenario h's bound: a receiver failing this long gets its endpoint disabled (WEBHOOK_DISABLE_AFTER_MS). */
 const WEBHOOK_DISABLE_AFTER_MS = 8000
 const keep = args.includes('--keep')
@@ -42,10 +42,19 @@ const cluster = new Cluster({
   // Different WORKER_QUEUES: two processes share lead-ingest (so one can die), the third takes
   // the media and outreach queues; catalogue-reindex and webhook-delivery (with the outbox
   // relay) have two consumers each, so scenario f can kill one.
-  workers: ['lead-ingest', 'lead-ingest,catalogue-reindex,webhook-delivery', 'catalogue-reindex,upload-complete,image-watermark,outreach,webhook-delivery,lead-erasure'],
+  workers: [
+    'lead-ingest',
+    'lead-ingest,catalogue-reindex,webhook-delivery',
+    'catalogue-reindex,upload-complete,image-watermark,outreach,webhook-delivery,lead-erasure',
+  ],
   // Webhook receivers of the harness are on loopback; short bounds so retries, leases after a
   // kill and the disable bound of scenario h happen within the run.
-  env: { WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_BACKOFF_BASE_MS: '200', WEBHOOK_DISABLE_AFTER_MS: String(WEBHOOK_DISABLE_AFTER_MS) },
+  env: {
+    WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
+    WEBHOOK_TIMEOUT_MS: '2000',
+    WEBHOOK_BACKOFF_BASE_MS: '200',
+    WEBHOOK_DISABLE_AFTER_MS: String(WEBHOOK_DISABLE_AFTER_MS),
+  },
 })
 
 let stopping = false
@@ -81,7 +90,20 @@ try {
     progress,
     async newBusiness(tag) {
       const business = JSON.parse(await cluster.cli(['business', 'create', '--name', `Faults ${tag}`, '--json']))
-      const key = JSON.parse(await cluster.cli(['key', 'create', '--business', String(business.id), '--scopes', 'properties:read,properties:write,leads:read,leads:write,leads:ingest,webhooks:write', '--json'], { secret: true }))
+      const key = JSON.parse(
+        await cluster.cli(
+          [
+            'key',
+            'create',
+            '--business',
+            String(business.id),
+            '--scopes',
+            'properties:read,properties:write,leads:read,leads:write,leads:ingest,webhooks:write',
+            '--json',
+          ],
+          { secret: true },
+        ),
+      )
       secrets.push({ what: `API key secret of business ${tag}`, value: key.api_key.split('.')[1] })
       return { id: business.id, apiKey: key.api_key }
     },
@@ -101,6 +123,7 @@ try {
     ['i', (h) => scenarioPgBouncerMixed(h.progress)],
     ['m', (h) => scenarioPgBouncerPoolBound(h.progress, Math.min(h.ingests, 4000))],
     ['j', scenarioPrimaryFailover],
+    ['o', scenarioPrimaryFailoverThroughPoolers],
     ['k', scenarioReadYourWrites],
     // Its own topology (Redis with Sentinel), started and stopped by the scenario.
     ['l', (h) => scenarioSentinelFailover(h.progress, keep)],
@@ -115,7 +138,13 @@ try {
     try {
       r = await run(h)
     } catch (error) {
-      r = { name: `${id}. (crashed)`, figures: { sent: 0, accepted: 0, persisted: 0, duplicates: 0, lost: 0 }, timings: {}, notes: [], failures: [`the scenario threw: ${(error as Error).stack ?? error}`] }
+      r = {
+        name: `${id}. (crashed)`,
+        figures: { sent: 0, accepted: 0, persisted: 0, duplicates: 0, lost: 0 },
+        timings: {},
+        notes: [],
+        failures: [`the scenario threw: ${(error as Error).stack ?? error}`],
+      }
     }
     // A failed scenario shows what the services logged as warnings or errors meanwhile, so a
     // rare failure can be understood from the CI output alone.
@@ -142,7 +171,9 @@ write('')
 write('== summary')
 for (const r of results) write(`${r.failures.length ? 'FAIL' : 'PASS'}  ${r.name}`)
 const failed = results.filter((r) => r.failures.length).length
-write(`${results.length - failed} passed, ${failed} failed, in ${((performance.now() - t0) / 1000).toFixed(1)} s; every process the harness started was stopped`)
+write(
+  `${results.length - failed} passed, ${failed} failed, in ${((performance.now() - t0) / 1000).toFixed(1)} s; every process the harness started was stopped`,
+)
 process.exit(exitCode || (failed ? 1 : 0))
 
 /**
@@ -153,7 +184,9 @@ async function setUpOutreach(h: HarnessContext) {
   const biz = await h.newBusiness('outreach')
   const received: string[] = []
   const receiver = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: async (req) => (received.push(await req.text()), new Response('ok')) })
-  const set = JSON.parse(await cluster.cli(['outreach', 'set', '--business', String(biz.id), '--url', `http://127.0.0.1:${receiver.port}/hook`, '--json'], { secret: true }))
+  const set = JSON.parse(
+    await cluster.cli(['outreach', 'set', '--business', String(biz.id), '--url', `http://127.0.0.1:${receiver.port}/hook`, '--json'], { secret: true }),
+  )
   secrets.push({ what: 'outreach signing secret', value: set.secret })
   let sent = 0
   const refused: string[] = []
@@ -172,7 +205,19 @@ async function setUpOutreach(h: HarnessContext) {
       await until('the outreach deliveries', async () => received.length >= sent, 30_000).catch(() => {})
       if (received.length < sent) failures.push(`${sent - received.length} of ${sent} outreach deliveries did not arrive`)
       receiver.stop(true)
-      return { name: 'outreach deliveries during the run (the signing secret in use)', figures: { sent: 20, accepted: sent, persisted: received.length, duplicates: Math.max(0, received.length - sent), lost: Math.max(0, sent - received.length) }, timings: {}, notes: [], failures }
+      return {
+        name: 'outreach deliveries during the run (the signing secret in use)',
+        figures: {
+          sent: 20,
+          accepted: sent,
+          persisted: received.length,
+          duplicates: Math.max(0, received.length - sent),
+          lost: Math.max(0, sent - received.length),
+        },
+        timings: {},
+        notes: [],
+        failures,
+      }
     },
   }
 }
@@ -200,9 +245,23 @@ function scanSecrets(): ScenarioResult {
   }
   return {
     name: 'secrets: key and outreach secrets in the output of every process of the run',
-    figures: { sent: secrets.length, accepted: secrets.length, persisted: 0, duplicates: 0, lost: 0, 'log files': logs.length, 'bytes scanned': bytes, leaks: failures.length },
+    figures: {
+      sent: secrets.length,
+      accepted: secrets.length,
+      persisted: 0,
+      duplicates: 0,
+      lost: 0,
+      'log files': logs.length,
+      'bytes scanned': bytes,
+      leaks: failures.length,
+    },
     timings: {},
-    notes: [`${secrets.length} secrets searched in ${logs.length} log files (${logs.map((l) => l.file.replace(/\.\d+\.log$/, '')).filter((v, i, a) => a.indexOf(v) === i).join(', ')})`],
+    notes: [
+      `${secrets.length} secrets searched in ${logs.length} log files (${logs
+        .map((l) => l.file.replace(/\.\d+\.log$/, ''))
+        .filter((v, i, a) => a.indexOf(v) === i)
+        .join(', ')})`,
+    ],
     failures,
   }
 }

@@ -54,12 +54,23 @@ export async function scenarioSoak(h: HarnessContext): Promise<ScenarioResult> {
   const base = `http://127.0.0.1:${port}`
   // Two names for the one port: the client sends a request whose connection was reset once more,
   // as a load balancer does (ingest de-duplicates on the phone, creates carry an Idempotency-Key).
-  const targets: Target[] = [{ name: 'port', baseUrl: base }, { name: 'port (again)', baseUrl: base }]
+  const targets: Target[] = [
+    { name: 'port', baseUrl: base },
+    { name: 'port (again)', baseUrl: base },
+  ]
   const biz = await h.newBusiness('s')
 
   // The webhook subscriber: every lead.created and property.published of the business.
   const deliveries: string[] = []
-  const rx = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: async (req) => (deliveries.push(req.headers.get('webhook-id') ?? ''), await req.text(), new Response(null, { status: 204 })) })
+  const rx = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch: async (req) => {
+      deliveries.push(req.headers.get('webhook-id') ?? '')
+      await req.text()
+      return new Response(null, { status: 204 })
+    },
+  })
 
   const logFile = join(h.cluster.logDir, `soak-supervisor.log`)
   const fd = openSync(logFile, 'a')
@@ -79,7 +90,12 @@ export async function scenarioSoak(h: HarnessContext): Promise<ScenarioResult> {
   let rest = ''
   const supervisorLines: Record<string, any>[] = []
   const logLines = () => {
-    for (let n; (n = readSync(reader, chunk, 0, chunk.length, position)) > 0; position += n) rest += chunk.toString('latin1', 0, n)
+    for (;;) {
+      const n = readSync(reader, chunk, 0, chunk.length, position)
+      if (n <= 0) break
+      position += n
+      rest += chunk.toString('latin1', 0, n)
+    }
     const parts = rest.split('\n')
     rest = parts.pop() ?? ''
     for (const line of parts) if (line.startsWith('{') && line.includes('"process":"supervisor"')) supervisorLines.push(JSON.parse(line))
@@ -93,18 +109,27 @@ export async function scenarioSoak(h: HarnessContext): Promise<ScenarioResult> {
   /** The supervisor's children as its log names them; those alive now. */
   const refreshChildren = () => {
     for (const l of logLines()) {
-      if (l.msg === 'process started' && l.process === 'supervisor' && !children.has(l.pid)) children.set(l.pid, { group: l.group, index: l.index, pid: l.pid, startedAt: performance.now() - t0, rss: [] })
+      if (l.msg === 'process started' && l.process === 'supervisor' && !children.has(l.pid))
+        children.set(l.pid, { group: l.group, index: l.index, pid: l.pid, startedAt: performance.now() - t0, rss: [] })
     }
     return [...children.values()].filter((c) => rssMb(c.pid) !== undefined)
   }
   try {
-    await until('the supervisor to be ready', async () => {
-      if (supervisor.exitCode !== null) throw new Error(`main.ts exited ${supervisor.exitCode}: ${readFileSync(logFile, 'utf8').slice(-500)}`)
-      return logLines().some((l) => l.msg === 'ready' && l.process === 'supervisor')
-    }, 60_000, 100)
+    await until(
+      'the supervisor to be ready',
+      async () => {
+        if (supervisor.exitCode !== null) throw new Error(`main.ts exited ${supervisor.exitCode}: ${readFileSync(logFile, 'utf8').slice(-500)}`)
+        return logLines().some((l) => l.msg === 'ready' && l.process === 'supervisor')
+      },
+      60_000,
+      100,
+    )
     const initial = refreshChildren()
     notes.push(`started: ${initial.map((c) => `${c.group} ${c.index} pid ${c.pid}`).join(', ')}`)
-    const endpoint = await request(targets, 0, 'POST', '/v1/webhook_endpoints', { key: biz.apiKey, body: { url: `http://127.0.0.1:${rx.port}/soak`, enabled_events: ['lead.created', 'property.published'] } })
+    const endpoint = await request(targets, 0, 'POST', '/v1/webhook_endpoints', {
+      key: biz.apiKey,
+      body: { url: `http://127.0.0.1:${rx.port}/soak`, enabled_events: ['lead.created', 'property.published'] },
+    })
     if (endpoint.status !== 201) throw new Error(`creating the webhook endpoint answered ${endpoint.status}: ${JSON.stringify(endpoint.body)}`)
 
     let stop = false
@@ -113,23 +138,59 @@ export async function scenarioSoak(h: HarnessContext): Promise<ScenarioResult> {
     const published: number[] = []
     const loads = Promise.all([
       // Rental ingests: every phone new, so each accepted one is exactly one contact.
-      driveFor(() => stop, 150, 32, (i) => {
-        const phone = `+34${611_000_000 + i}`
-        ingestPhones[i] = phone
-        return request(targets, i, 'POST', '/v1/leads/ingest', { key: biz.apiKey, body: { id: `s-${i}`, createdAt: new Date().toISOString(), source: 'faults-s', sourcePage: 'https://inmobiliaria.example/alquiler', contact: { name: `Soak ${i}`, phone }, search: { budget: '900-1200', habs: '2' } } })
-      }),
+      driveFor(
+        () => stop,
+        150,
+        32,
+        (i) => {
+          const phone = `+34${611_000_000 + i}`
+          ingestPhones[i] = phone
+          return request(targets, i, 'POST', '/v1/leads/ingest', {
+            key: biz.apiKey,
+            body: {
+              id: `s-${i}`,
+              createdAt: new Date().toISOString(),
+              source: 'faults-s',
+              sourcePage: 'https://inmobiliaria.example/alquiler',
+              contact: { name: `Soak ${i}`, phone },
+              search: { budget: '900-1200', habs: '2' },
+            },
+          })
+        },
+      ),
       // Creates with an Idempotency-Key, each published once created.
-      driveFor(() => stop, 10, 4, async (i) => {
-        const key = `soak-${i}`
-        const outcome = await request(targets, i, 'POST', '/v1/properties', { key: biz.apiKey, body: propertyBody(`Soak ${i}`), headers: { 'idempotency-key': key } })
-        created[i] = { key, id: is2xx(outcome) ? outcome.body.id : undefined, outcome }
-        if (!is2xx(outcome)) return outcome
-        const pub = await request(targets, i, 'POST', `/v1/properties/${outcome.body.id}/publish`, { key: biz.apiKey })
-        if (is2xx(pub)) published.push(outcome.body.id)
-        return pub
-      }),
+      driveFor(
+        () => stop,
+        10,
+        4,
+        async (i) => {
+          const key = `soak-${i}`
+          const outcome = await request(targets, i, 'POST', '/v1/properties', {
+            key: biz.apiKey,
+            body: propertyBody(`Soak ${i}`),
+            headers: { 'idempotency-key': key },
+          })
+          created[i] = { key, id: is2xx(outcome) ? outcome.body.id : undefined, outcome }
+          if (!is2xx(outcome)) return outcome
+          const pub = await request(targets, i, 'POST', `/v1/properties/${outcome.body.id}/publish`, { key: biz.apiKey })
+          if (is2xx(pub)) published.push(outcome.body.id)
+          return pub
+        },
+      ),
       // Catalogue reads.
-      driveFor(() => stop, 40, 8, (i) => request(targets, i, 'GET', `/v1/properties?${['limit=20', 'operation=venta&min_price=200000', 'sort=price_asc', 'city=Valencia&min_bedrooms=2'][i % 4]}`, { key: biz.apiKey })),
+      driveFor(
+        () => stop,
+        40,
+        8,
+        (i) =>
+          request(
+            targets,
+            i,
+            'GET',
+            `/v1/properties?${['limit=20', 'operation=venta&min_price=200000', 'sort=price_asc', 'city=Valencia&min_bedrooms=2'][i % 4]}`,
+            { key: biz.apiKey },
+          ),
+      ),
     ])
 
     // Kills: a random child every interval; the port must answer within the bound after each.
@@ -158,14 +219,32 @@ export async function scenarioSoak(h: HarnessContext): Promise<ScenarioResult> {
       process.kill(victim.pid, 'SIGKILL')
       const killedAt = performance.now()
       await until(`pid ${victim.pid} to die`, async () => rssMb(victim.pid) === undefined, 5000, 5)
-      const answered = await until('the port to answer after a kill', async () => (await fetch(`${base}/healthz`, { headers: { connection: 'close' }, signal: AbortSignal.timeout(1000) }).then((r) => r.status === 200, () => false)) && performance.now(), 30_000, 10)
+      const answered = await until(
+        'the port to answer after a kill',
+        async () =>
+          (await fetch(`${base}/healthz`, { headers: { connection: 'close' }, signal: AbortSignal.timeout(1000) }).then(
+            (r) => r.status === 200,
+            () => false,
+          )) && performance.now(),
+        30_000,
+        10,
+      )
       const kill = { group: victim.group, pid: victim.pid, answeredMs: answered - killedAt, replacedMs: undefined as number | undefined }
       kills.push(kill)
-      if (kill.answeredMs > PORT_ANSWER_BOUND_MS) failures.push(`the port answered ${s(kill.answeredMs)} after ${victim.group} pid ${victim.pid} was killed (bound ${s(PORT_ANSWER_BOUND_MS)})`)
-      void until('the replacement', async () => {
-        refreshChildren()
-        return children.size > before
-      }, 60_000, 50).then(() => (kill.replacedMs = performance.now() - killedAt), () => failures.push(`${victim.group} pid ${victim.pid} was not replaced within 60 s`))
+      if (kill.answeredMs > PORT_ANSWER_BOUND_MS)
+        failures.push(`the port answered ${s(kill.answeredMs)} after ${victim.group} pid ${victim.pid} was killed (bound ${s(PORT_ANSWER_BOUND_MS)})`)
+      void until(
+        'the replacement',
+        async () => {
+          refreshChildren()
+          return children.size > before
+        },
+        60_000,
+        50,
+      ).then(
+        () => (kill.replacedMs = performance.now() - killedAt),
+        () => failures.push(`${victim.group} pid ${victim.pid} was not replaced within 60 s`),
+      )
       h.progress(`soak: killed ${victim.group} ${victim.index} (pid ${victim.pid}); the port answered after ${s(kill.answeredMs)}`)
     }
     stop = true
@@ -174,17 +253,24 @@ export async function scenarioSoak(h: HarnessContext): Promise<ScenarioResult> {
     sampleRss()
 
     // Every accepted write in PostgreSQL: the worker stores what the queue still holds.
-    await until('the soak lead-ingest queue to drain', async () => {
-      const c = await queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')
-      return c.waiting + c.active + c.delayed + c.prioritized === 0
-    }, 120_000, 200)
+    await until(
+      'the soak lead-ingest queue to drain',
+      async () => {
+        const c = await queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')
+        return c.waiting + c.active + c.delayed + c.prioritized === 0
+      },
+      120_000,
+      200,
+    )
     const acceptedPhones = new Set(ingests.map((o, i) => (o && is2xx(o) ? ingestPhones[i] : undefined)).filter((p): p is string => p !== undefined))
     const contacts = await h.sql<{ phone: string; n: number }[]>`select phone, count(*)::int as n from contacts where business_id = ${biz.id} group by phone`
     const stored = new Map(contacts.map((r) => [r.phone, r.n]))
     const lostLeads = [...acceptedPhones].filter((p) => !stored.has(p))
     const doubledLeads = contacts.reduce((n, r) => n + r.n - 1, 0)
     const acceptedCreates = created.filter((c) => c && c.id !== undefined)
-    const properties = await h.sql<{ id: number; title: string; published: boolean }[]>`select id, title, published_at is not null as published from properties where business_id = ${biz.id}`
+    const properties = await h.sql<
+      { id: number; title: string; published: boolean }[]
+    >`select id, title, published_at is not null as published from properties where business_id = ${biz.id}`
     const byId = new Map(properties.map((p) => [p.id, p]))
     const lostCreates = acceptedCreates.filter((c) => !byId.has(c.id!))
     const titles = new Map<string, number>()
@@ -210,11 +296,17 @@ export async function scenarioSoak(h: HarnessContext): Promise<ScenarioResult> {
       const [first, last] = [window[0][1], window[window.length - 1][1]]
       const drift = (last - first) / first
       drifts.push(`${c.group} ${c.index} pid ${c.pid}: ${first.toFixed(0)} → ${last.toFixed(0)} MB (${(drift * 100).toFixed(1)}%)`)
-      if (long && Math.abs(drift) > RSS_DRIFT_BOUND) failures.push(`RSS of ${c.group} pid ${c.pid} moved ${(drift * 100).toFixed(1)}% from ${s(rssFromMs)} to the end (bound ±${RSS_DRIFT_BOUND * 100}%)`)
+      if (long && Math.abs(drift) > RSS_DRIFT_BOUND)
+        failures.push(`RSS of ${c.group} pid ${c.pid} moved ${(drift * 100).toFixed(1)}% from ${s(rssFromMs)} to the end (bound ±${RSS_DRIFT_BOUND * 100}%)`)
     }
     const supervisorRss = rssMb(supervisor.pid)
-    notes.push(`survivors' RSS from ${s(rssFromMs)} into the load to its end: ${drifts.join('; ') || 'no child lived through the window'}${long ? '' : ' (printed only: the short run is too short to judge drift)'}; the supervisor ${supervisorRss?.toFixed(0)} MB`)
-    notes.push(`kills: ${kills.map((k) => `${k.group} pid ${k.pid} (port answered ${s(k.answeredMs)}, replaced ${k.replacedMs === undefined ? '?' : s(k.replacedMs)})`).join('; ')}`)
+    notes.push(
+      `survivors' RSS from ${s(rssFromMs)} into the load to its end: ${drifts.join('; ') || 'no child lived through the window'}` +
+        `${long ? '' : ' (printed only: the short run is too short to judge drift)'}; the supervisor ${supervisorRss?.toFixed(0)} MB`,
+    )
+    const killLine = (k: (typeof kills)[number]) =>
+      `${k.group} pid ${k.pid} (port answered ${s(k.answeredMs)}, replaced ${k.replacedMs === undefined ? '?' : s(k.replacedMs)})`
+    notes.push(`kills: ${kills.map(killLine).join('; ')}`)
     notes.push(`statuses: ${summariseStatuses(all)}; ${all.filter((o) => o.retried).length} sent once more after a reset connection`)
     const ms = all.filter((o) => !o.error).map((o) => o.ms)
     return {

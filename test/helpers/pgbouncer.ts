@@ -15,6 +15,12 @@ export interface PgBouncerOptions {
   /** Server connections per database/user pair (PgBouncer's `default_pool_size`). */
   poolSize: number
   maxClientConn?: number
+  /**
+   * How long a client's query may wait for a server (`query_wait_timeout`, PgBouncer's default
+   * 120 s). In front of a node that can die, a few seconds: a query sent just after the node died
+   * waits for a server that will not come, and only this bound answers it (FATAL 08P01, a 503).
+   */
+  queryWaitTimeoutSeconds?: number
 }
 
 export class PgBouncer {
@@ -52,6 +58,7 @@ export class PgBouncer {
       'min_pool_size = 0',
       'reserve_pool_size = 0',
       `max_client_conn = ${this.options.maxClientConn ?? 400}`,
+      ...(this.options.queryWaitTimeoutSeconds ? [`query_wait_timeout = ${this.options.queryWaitTimeoutSeconds}`] : []),
       `logfile = ${this.logFile}`,
       `pidfile = ${join(this.dir, 'pgbouncer.pid')}`,
       // Connections and disconnections of hundreds of pooled clients are noise in its log.

@@ -14,7 +14,7 @@ describe('isUnavailableError', () => {
     }
   })
   test("a pooler's FATAL 08P01 (PgBouncer: server login has been failing, query_wait_timeout) is unavailable, with its code and severity", () => {
-    const pooler = Object.assign(new Error('server login has been failing, try again later (server_login_retry)'), { code: '08P01', severity_local: 'FATAL', severity: 'FATAL' })
+    const pooler = Object.assign(new Error('server login has been failing, try again later (server_login_retry)'), { code: '08P01', severity_local: 'FATAL' })
     const wrapped = new Error('Failed query: insert into contacts …', { cause: pooler })
     expect(isUnavailableError(wrapped)).toBe(true)
     expect(unavailableCause(wrapped)).toEqual({ code: '08P01', severity: 'FATAL', error: pooler.message })

@@ -58,8 +58,13 @@ export function countStatement(q: CatalogueListQuery, where: string, priceRefs: 
  * to its page.
  */
 export const onlyABox = (q: CatalogueListQuery) =>
-  q.areas?.length === 1 && q.areas[0].kind === 'box' && q.operations === undefined && q.minPrice === undefined && q.maxPrice === undefined &&
-  !q.sort && !filtersOtherColumns(q)
+  q.areas?.length === 1 &&
+  q.areas[0].kind === 'box' &&
+  q.operations === undefined &&
+  q.minPrice === undefined &&
+  q.maxPrice === undefined &&
+  !q.sort &&
+  !filtersOtherColumns(q)
 
 /**
  * The count mode a query gets by default. A search reads at most its bound of matches plus one
@@ -109,16 +114,19 @@ function pageFunctionSql(call: string, params: unknown[], output: ListOutput): S
 page as (select u.property_id, u.ord from found, unnest(found.ids) with ordinality as u(property_id, ord))`
   const count = '(select total from found)'
   if (output === 'ids') {
-    return { text: `with ${ctes}\nselect ${count}::int as count, (select nullif(array_to_string(ids, ','), '') from found) as ids, ${GENERATION} as generation`, params }
+    return {
+      text: `with ${ctes}\nselect ${count}::int as count, (select nullif(array_to_string(ids, ','), '') from found) as ids, ${GENERATION} as generation`,
+      params,
+    }
   }
   if (output === 'rows') {
     return {
       text: `with ${ctes}, head as (select ${count}::int as count, ${GENERATION} as generation)
-select head.count, head.generation, c.property_id, c.doc::text from head left join (page join catalogue_entries c using (property_id)) on true order by page.ord`,
+select head.count, head.generation, c.property_id, c.doc::text
+from head left join (page join catalogue_entries c using (property_id)) on true order by page.ord`,
       params,
     }
   }
   const agg = `select string_agg(c.doc::text, ',' order by page.ord) from page join catalogue_entries c using (property_id)`
   return { text: `with ${ctes}\nselect ${count}::int as count, (${agg}) as data`, params }
 }
-

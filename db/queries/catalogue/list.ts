@@ -111,4 +111,3 @@ export async function getCatalogueDocText(sql: Sql, businessId: number, property
   const rows = await sql<{ doc: string }[]>`select doc::text as doc from catalogue_entries where property_id = ${propertyId} and business_id = ${businessId}`
   return rows[0]?.doc ?? null
 }
-

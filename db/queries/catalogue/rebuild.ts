@@ -47,7 +47,14 @@ export async function readyImagesOf(db: Db, propertyIds: number[]): Promise<Map<
   const byProperty = new Map<number, ReadyImageRow[]>()
   if (propertyIds.length === 0) return byProperty
   const rows = await db
-    .select({ propertyId: propertyImages.propertyId, id: propertyImages.id, publicUrl: propertyImages.publicUrl, position: propertyImages.position, isPrimary: propertyImages.isPrimary, title: propertyImages.title })
+    .select({
+      propertyId: propertyImages.propertyId,
+      id: propertyImages.id,
+      publicUrl: propertyImages.publicUrl,
+      position: propertyImages.position,
+      isPrimary: propertyImages.isPrimary,
+      title: propertyImages.title,
+    })
     .from(propertyImages)
     .where(and(inArray(propertyImages.propertyId, propertyIds), eq(propertyImages.state, 'ready'), isNotNull(propertyImages.publicUrl)))
     .orderBy(asc(propertyImages.propertyId), asc(propertyImages.position))
@@ -90,7 +97,12 @@ export async function upsertCatalogueEntries(db: Db, entries: CatalogueEntry[]):
     updated_at: e.updatedAt.toISOString(),
   }))
   // `doc` is json (migration 0015), which has no equality: its text is compared, jsonb's rendering on both sides.
-  const columns = 'business_id, doc::text, status, operations, type, subtype_key, city_lc, price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, updated_at'.split(', ')
+  const columns = ['business_id', 'doc::text', 'status', 'operations', 'type', 'subtype_key', 'city_lc', 'price_sale', 'price_rent', 'price_transfer'].concat([
+    'bedrooms',
+    'is_featured',
+    'rental_kind',
+    'updated_at',
+  ])
   const stored = [...columns.map((c) => `catalogue_entries.${c}`), 'ST_AsBinary(catalogue_entries.geog)'].join(', ')
   const proposed = [...columns.map((c) => `excluded.${c}`), 'ST_AsBinary(excluded.geog)'].join(', ')
   const rows = await db.execute<{ business_id: number; changed: boolean }>(dsql`
@@ -118,7 +130,8 @@ export async function upsertCatalogueEntries(db: Db, entries: CatalogueEntry[]):
 export async function deleteCatalogueEntries(db: Db, propertyIds: number[]): Promise<number[]> {
   if (propertyIds.length === 0) return []
   const rows = await db.execute<{ business_id: number }>(
-    dsql`delete from catalogue_entries where property_id = any(${dsql.raw(`'{${propertyIds.map((id) => Math.trunc(id)).join(',')}}'::int[]`)}) returning business_id`,
+    dsql`delete from catalogue_entries where property_id = any(${dsql.raw(`'{${propertyIds.map((id) => Math.trunc(id)).join(',')}}'::int[]`)})
+      returning business_id`,
   )
   return [...new Set(rows.map((r) => r.business_id))]
 }
@@ -203,10 +216,12 @@ export interface CatalogueVersion {
 
 /** The business's catalogue version (the feed's ETag and Last-Modified); an unknown business reads as version 0 at the epoch. */
 export async function catalogueVersionOf(db: Db, businessId: number): Promise<CatalogueVersion> {
-  const [row] = await db.select({ version: businesses.catalogueVersion, changedAt: businesses.catalogueChangedAt }).from(businesses).where(eq(businesses.id, businessId))
+  const [row] = await db
+    .select({ version: businesses.catalogueVersion, changedAt: businesses.catalogueChangedAt })
+    .from(businesses)
+    .where(eq(businesses.id, businessId))
   return row ?? { version: 0, changedAt: new Date(0) }
 }
-
 
 /**
  * Gathers the planner's statistics of the catalogue tables. The search's plans depend on them

@@ -38,4 +38,3 @@ page as (select * from ranked order by ${orderOf(q, '', 'rank')} limit ${limit} 
   }
   return pageStatement(ctes, '(select count(*) from matches)', pageOrder, docOrder, output, params)
 }
-

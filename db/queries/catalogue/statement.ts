@@ -166,17 +166,21 @@ export const GENERATION = 'coalesce((select generation from catalogue_counts whe
 /** The statement around CTEs ending in `page` (the page's `property_id`s) and the SQL of its `count`. */
 export function pageStatement(ctes: string, count: string, pageOrder: string, docOrder: string, output: ListOutput, params: unknown[]): SqlStatement {
   if (output === 'ids') {
-    return { text: `with ${ctes}\nselect ${count}::int as count, (select string_agg(property_id::text, ',' order by ${pageOrder}) from page) as ids, ${GENERATION} as generation`, params }
+    return {
+      text: `with ${ctes}\nselect ${count}::int as count, (select string_agg(property_id::text, ',' order by ${pageOrder}) from page) as ids,
+  ${GENERATION} as generation`,
+      params,
+    }
   }
   if (output === 'rows') {
     // One row per document in page order; an empty page still has the row carrying the count.
     return {
       text: `with ${ctes}, head as (select ${count}::int as count, ${GENERATION} as generation)
-select head.count, head.generation, c.property_id, c.doc::text from head left join (page join catalogue_entries c using (property_id)) on true order by ${docOrder}`,
+select head.count, head.generation, c.property_id, c.doc::text
+from head left join (page join catalogue_entries c using (property_id)) on true order by ${docOrder}`,
       params,
     }
   }
   const agg = `select string_agg(c.doc::text, ',' order by ${docOrder}) from page join catalogue_entries c using (property_id)`
   return { text: `with ${ctes}\nselect ${count}::int as count, (${agg}) as data`, params }
 }
-
