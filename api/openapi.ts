@@ -356,7 +356,7 @@ class ComponentSchemas {
     const nullable = types?.includes('null') ?? false
     const base: Json = { ...node, title: name }
     if (nullable) {
-      const rest = types!.filter((t) => t !== 'null')
+      const rest = (types ?? []).filter((t) => t !== 'null')
       base.type = rest.length === 1 ? rest[0] : rest
       if (Array.isArray(base.enum)) base.enum = base.enum.filter((v: unknown) => v !== null)
     }
@@ -370,8 +370,8 @@ class ComponentSchemas {
 
   /** `components.schemas`: the components referenced, by name. */
   used(): Json {
-    const names = [...this.byName.keys()].filter((n) => this.usedNames.has(n)).sort()
-    return Object.fromEntries(names.map((n) => [n, this.byName.get(n)!.schema]))
+    const used = [...this.byName].filter(([name]) => this.usedNames.has(name))
+    return Object.fromEntries(used.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, { schema }]) => [name, schema]))
   }
 
   private children(node: Json): Json {

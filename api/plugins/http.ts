@@ -209,7 +209,7 @@ async function readBody(request: Request, meta: RequestMeta, path: string, form:
     else if (kind === 'form') {
       form = splitForm(await readFormBody(request, meta))
       if (form.apiKey !== undefined) throw new AppError('unauthorized', 'Send the API key once: in the X-Api-Key header or in the api_key field, not both')
-      if (form.redirect !== undefined) meta.redirect = redirectTarget(meta.auth!.browser, form.redirect)
+      if (form.redirect !== undefined) meta.redirect = redirectTarget(meta.auth?.browser, form.redirect)
     }
   }
   if (form) {

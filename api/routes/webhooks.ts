@@ -26,8 +26,11 @@ function spoken(ms: number): string {
 
 /** How deliveries behave, as this deployment is configured (WEBHOOK_TIMEOUT_MS, WEBHOOK_DISABLE_AFTER_MS). */
 const deliveryTerms = ({ timeoutMs, disableAfterMs }: Config['webhooks']) =>
-  'Each event is POSTed as the Event object of `GET /events`, signed as the Standard Webhooks specification says: `webhook-id` (the event id, the same on every retry), `webhook-timestamp` (unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the base64-decoded part of the secret after `whsec_`). ' +
-  `A 2xx within ${spoken(timeoutMs)} is a success; otherwise retries back off exponentially for ${spoken(disableAfterMs)}; a \`410 Gone\` disables the endpoint at once, and so does failing continuously for ${spoken(disableAfterMs)} (\`disabled_reason\` says which). ` +
+  'Each event is POSTed as the Event object of `GET /events`, signed as the Standard Webhooks specification says: ' +
+  '`webhook-id` (the event id, the same on every retry), `webhook-timestamp` (unix seconds) and `webhook-signature` ' +
+  '(`v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the base64-decoded part of the secret after `whsec_`). ' +
+  `A 2xx within ${spoken(timeoutMs)} is a success; otherwise retries back off exponentially for ${spoken(disableAfterMs)}; ` +
+  `a \`410 Gone\` disables the endpoint at once, and so does failing continuously for ${spoken(disableAfterMs)} (\`disabled_reason\` says which). ` +
   'Redirects are not followed. Order is not guaranteed: `sequence` is the order.'
 
 export const webhookRoutes = (deps: AppDeps) =>
@@ -45,7 +48,11 @@ export const webhookRoutes = (deps: AppDeps) =>
         response: { 201: WebhookEndpointCreatedResponse },
         detail: {
           summary: 'Create a webhook endpoint',
-          description: `Subscribes the URL to the event types of \`enabled_events\`. The answer is the only place the signing \`secret\` is shown. At most ${MAX_ENDPOINTS_PER_BUSINESS} endpoints per business (409). Not idempotent by \`Idempotency-Key\`: the answer carries the secret, which would have to be stored to be replayed. ${deliveryTerms(deps.config.webhooks)}`,
+          description:
+            'Subscribes the URL to the event types of `enabled_events`. The answer is the only place the signing `secret` is shown. ' +
+            `At most ${MAX_ENDPOINTS_PER_BUSINESS} endpoints per business (409). ` +
+            'Not idempotent by `Idempotency-Key`: the answer carries the secret, which would have to be stored to be replayed. ' +
+            deliveryTerms(deps.config.webhooks),
         },
       },
     )
@@ -121,6 +128,11 @@ export const webhookRoutes = (deps: AppDeps) =>
         transform: pathIdsToNumbers,
         params: idParam('endpoint_id'),
         response: { 200: RotatedSecretResponse },
-        detail: { summary: 'Rotate the signing secret', description: `Returns the new secret (shown only here). For ${spoken(ROTATION_OVERLAP_MS)} every delivery carries two signatures, one with each secret, so the receiver can switch without losing a delivery.` },
+        detail: {
+          summary: 'Rotate the signing secret',
+          description:
+            `Returns the new secret (shown only here). For ${spoken(ROTATION_OVERLAP_MS)} every delivery carries two signatures, one with each secret, ` +
+            'so the receiver can switch without losing a delivery.',
+        },
       },
     )

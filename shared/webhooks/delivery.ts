@@ -217,22 +217,31 @@ class EndpointRun {
       const item = this.buffer.shift()
       if (item) {
         // Claim ahead of the senders, so they never wait on PostgreSQL between deliveries.
-        if (this.buffer.length < this.cfg.endpointConcurrency && this.canClaim()) void this.startClaim().catch((e) => (this.failure = e))
+        if (this.buffer.length < this.cfg.endpointConcurrency && this.canClaim()) void this.startClaim().catch(this.remember)
         return item
       }
       if (this.claiming) {
-        await this.claiming.catch((e) => (this.failure = e))
+        await this.claiming.catch(this.remember)
         if (this.failure) return undefined
         continue
       }
       if (!this.canClaim() || this.failure) return undefined
-      await this.startClaim().catch((e) => (this.failure = e))
+      await this.startClaim().catch(this.remember)
       if (this.failure) return undefined
     }
   }
 
+  /** The claim in flight, or a new one: at most one at a time. */
   private startClaim(): Promise<void> {
-    return (this.claiming ??= this.claim().finally(() => (this.claiming = null)))
+    this.claiming ??= this.claim().finally(() => {
+      this.claiming = null
+    })
+    return this.claiming
+  }
+
+  /** Keeps a failure of PostgreSQL (the latest one): the senders stop and the run throws it at its end. */
+  private readonly remember = (error: unknown): void => {
+    this.failure = error
   }
 
   /** Leases the next due deliveries with their events; those the endpoint may not be sent are cancelled. */
@@ -276,9 +285,7 @@ class EndpointRun {
     this.labels = []
     this.flushing = this.flushing
       .then(() => this.record(batch, stats))
-      .catch((e) => {
-        this.failure = e
-      })
+      .catch(this.remember)
     return this.flushing
   }
 
