@@ -43,12 +43,16 @@ export function createApp(deps: AppDeps) {
     .use(eventRoutes(deps))
     .use(webhookRoutes(deps))
     .use(feedRoutes(deps))
-    .get('/openapi.json', ({ set }) => {
-      set.headers['content-type'] = 'application/json'
-      // Built on first request, once every route is registered.
-      openapi ??= JSON.stringify(buildOpenApiDocument(built(), CONTRACT_VERSION, deps.config.publicUrl))
-      return openapi
-    }, { detail: { hide: true } })
+    .get(
+      '/openapi.json',
+      ({ set }) => {
+        set.headers['content-type'] = 'application/json'
+        // Built on first request, once every route is registered.
+        openapi ??= JSON.stringify(buildOpenApiDocument(built(), CONTRACT_VERSION, deps.config.publicUrl))
+        return openapi
+      },
+      { detail: { hide: true } },
+    )
     .use(docsRoutes())
   self = app
   return app

@@ -49,7 +49,8 @@ export function originRefused(origin: string | null): AppError {
     'origin_not_allowed',
     origin === null
       ? 'A publishable key is taken only from the pages of its origins, and this request has no Origin header'
-      : `A publishable key is taken only from the pages of its origins, and ${origin} is not one of them (bun run cli key origins <key_id> --set ... changes them)`,
+      : `A publishable key is taken only from the pages of its origins, and ${origin} ` +
+          `is not one of them (bun run cli key origins <key_id> --set ... changes them)`,
   )
 }
 
@@ -80,7 +81,8 @@ const MAX_REDIRECT = 2000
 
 /** §16.3: `_redirect` is an absolute URL on one of the key's origins (a secret key has none), else a 422 on it. */
 export function redirectTarget(access: BrowserAccess | undefined, raw: string): URL {
-  const refuse = (msg: string) => new AppError('validation', `body._redirect: ${msg}`, { errors: [{ loc: ['body', '_redirect'], msg, type: 'redirect_not_allowed' }] })
+  const refuse = (msg: string) =>
+    new AppError('validation', `body._redirect: ${msg}`, { errors: [{ loc: ['body', '_redirect'], msg, type: 'redirect_not_allowed' }] })
   if (raw.length > MAX_REDIRECT || !URL.canParse(raw)) throw refuse(`Must be an absolute URL of at most ${MAX_REDIRECT} characters`)
   const url = new URL(raw)
   if (!access) throw refuse('Only a publishable key redirects: a secret key has no origins')
@@ -94,10 +96,18 @@ export function redirectTarget(access: BrowserAccess | undefined, raw: string): 
  */
 export function refusalLocation(redirect: URL, problem: { type?: unknown; status?: unknown; errors?: unknown }): string {
   const url = new URL(redirect)
-  url.searchParams.set('error', String(problem.type ?? '').split(':').pop() || 'error')
+  url.searchParams.set(
+    'error',
+    String(problem.type ?? '')
+      .split(':')
+      .pop() || 'error',
+  )
   const first = Array.isArray(problem.errors) ? (problem.errors[0] as { loc?: unknown[] } | undefined) : undefined
   if (problem.status === 422 && Array.isArray(first?.loc)) {
-    const field = first.loc.slice(1).filter((p) => typeof p === 'string').join('.')
+    const field = first.loc
+      .slice(1)
+      .filter((p) => typeof p === 'string')
+      .join('.')
     if (field) url.searchParams.set('field', field)
   }
   return url.href

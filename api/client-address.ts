@@ -13,7 +13,10 @@ export const UNKNOWN_ADDRESS = 'unknown'
 export function clientAddress(forwardedFor: string | null, peer: string | undefined, hops: number): string {
   let address = peer
   if (hops > 0 && forwardedFor) {
-    const chain = forwardedFor.split(',').map((s) => s.trim()).filter(Boolean)
+    const chain = forwardedFor
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
     // Fewer entries than proxies: the leftmost is still one a trusted proxy wrote.
     const candidate = chain.length >= hops ? chain[chain.length - hops] : chain[0]
     if (candidate && isIP(stripBrackets(candidate))) address = stripBrackets(candidate)
@@ -33,5 +36,8 @@ export function bucket(address: string): string {
   const right = address.includes('::') ? (tail ? tail.split(':') : []) : []
   // An embedded IPv4 tail fills two groups; only the first four groups matter here.
   const groups = [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`
 }

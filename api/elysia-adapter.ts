@@ -74,8 +74,8 @@ export function withoutParseFunctions<T>(app: AnyElysia, generate: () => T): T {
 export function routeFinder(appOf: () => AnyElysia): (method: string, path: string) => string | undefined {
   let table: { method: string; pattern: string; parts: string[]; statics: number }[] | undefined
   return (method, path) => {
-    table ??= appOf().routes
-      .map((r) => ({ method: r.method, pattern: r.path, parts: r.path.split('/') }))
+    table ??= appOf()
+      .routes.map((r) => ({ method: r.method, pattern: r.path, parts: r.path.split('/') }))
       .map((r) => ({ ...r, statics: r.parts.filter((p) => !p.startsWith(':') && p !== '*').length }))
       // `/v1/leads/inquiries` before `/v1/leads/:lead_id`: the more literal segments, the better the match.
       .sort((a, b) => b.statics - a.statics)

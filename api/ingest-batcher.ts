@@ -140,7 +140,11 @@ export class IngestBatcher {
     } catch (error) {
       // Neither Redis nor PostgreSQL took it: the requests fail (503/500), nothing was accepted.
       // The cause is the driver's error (code, severity, message) under drizzle's "Failed query".
-      this.options.logger.error('lead-ingest fallback insert failed', { leads: leads.length, error: error instanceof Error ? error.message : String(error), cause: (error as Error)?.cause })
+      this.options.logger.error('lead-ingest fallback insert failed', {
+        leads: leads.length,
+        error: error instanceof Error ? error.message : String(error),
+        cause: (error as Error)?.cause,
+      })
       batch.fail(error)
     }
   }
@@ -151,7 +155,10 @@ export class IngestBatcher {
     // A late answer after the timeout is harmless (see the file comment); never unhandled.
     attempt.catch(() => {})
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new EnqueueTimeout(`Redis did not acknowledge within ${this.options.enqueueTimeoutMs} ms`)), this.options.enqueueTimeoutMs)
+      timer = setTimeout(
+        () => reject(new EnqueueTimeout(`Redis did not acknowledge within ${this.options.enqueueTimeoutMs} ms`)),
+        this.options.enqueueTimeoutMs,
+      )
     })
     return Promise.race([attempt, timeout]).finally(() => clearTimeout(timer))
   }

@@ -51,10 +51,7 @@ export class Metrics {
   }
 
   renderRequests(): string {
-    const lines = [
-      '# HELP http_requests_total HTTP requests by route and status.',
-      '# TYPE http_requests_total counter',
-    ]
+    const lines = ['# HELP http_requests_total HTTP requests by route and status.', '# TYPE http_requests_total counter']
     const hist = ['# HELP http_request_duration_seconds HTTP request latency by route and status.', '# TYPE http_request_duration_seconds histogram']
     for (const [key, s] of this.requests) {
       const [method, route, status] = key.split('\u0000')
@@ -71,31 +68,33 @@ export class Metrics {
 
 /** The access counters, and the limiter's own figures (checks, answers from memory, fallbacks while Redis failed). */
 export function renderAccessMetrics(a: AccessCounters, limiter: { checks: number; blockedInMemory: number; fallbacks: number }): string {
-  return [
-    '# HELP api_key_requests_total Authenticated /v1 requests by the kind of API key.',
-    '# TYPE api_key_requests_total counter',
-    `api_key_requests_total{kind="secret"} ${a.requests.secret}`,
-    `api_key_requests_total{kind="publishable"} ${a.requests.publishable}`,
-    '# HELP cors_origin_refusals_total Publishable-key requests refused because their Origin is not one of the key\'s origins.',
-    '# TYPE cors_origin_refusals_total counter',
-    `cors_origin_refusals_total ${a.originRefusals}`,
-    '# HELP rate_limited_total Publishable-key requests answered 429, by the limit that refused them.',
-    '# TYPE rate_limited_total counter',
-    `rate_limited_total{limit="per-ip"} ${a.rateLimited['per-ip']}`,
-    `rate_limited_total{limit="per-key"} ${a.rateLimited['per-key']}`,
-    '# HELP honeypot_hits_total Requests with the _gotcha field filled in: answered as accepted, nothing stored.',
-    '# TYPE honeypot_hits_total counter',
-    `honeypot_hits_total ${a.honeypotHits}`,
-    '# HELP rate_limit_checks_total Publishable-key requests whose limits were checked (in Redis, or from memory when already over).',
-    '# TYPE rate_limit_checks_total counter',
-    `rate_limit_checks_total ${limiter.checks}`,
-    '# HELP rate_limit_memory_answers_total Limit checks answered from memory: the client or key was already over its limit in this window.',
-    '# TYPE rate_limit_memory_answers_total counter',
-    `rate_limit_memory_answers_total ${limiter.blockedInMemory}`,
-    '# HELP rate_limit_fallbacks_total Limit counter calls made in process memory because Redis failed or was too slow (limits then hold per process).',
-    '# TYPE rate_limit_fallbacks_total counter',
-    `rate_limit_fallbacks_total ${limiter.fallbacks}`,
-  ].join('\n') + '\n'
+  return (
+    [
+      '# HELP api_key_requests_total Authenticated /v1 requests by the kind of API key.',
+      '# TYPE api_key_requests_total counter',
+      `api_key_requests_total{kind="secret"} ${a.requests.secret}`,
+      `api_key_requests_total{kind="publishable"} ${a.requests.publishable}`,
+      "# HELP cors_origin_refusals_total Publishable-key requests refused because their Origin is not one of the key's origins.",
+      '# TYPE cors_origin_refusals_total counter',
+      `cors_origin_refusals_total ${a.originRefusals}`,
+      '# HELP rate_limited_total Publishable-key requests answered 429, by the limit that refused them.',
+      '# TYPE rate_limited_total counter',
+      `rate_limited_total{limit="per-ip"} ${a.rateLimited['per-ip']}`,
+      `rate_limited_total{limit="per-key"} ${a.rateLimited['per-key']}`,
+      '# HELP honeypot_hits_total Requests with the _gotcha field filled in: answered as accepted, nothing stored.',
+      '# TYPE honeypot_hits_total counter',
+      `honeypot_hits_total ${a.honeypotHits}`,
+      '# HELP rate_limit_checks_total Publishable-key requests whose limits were checked (in Redis, or from memory when already over).',
+      '# TYPE rate_limit_checks_total counter',
+      `rate_limit_checks_total ${limiter.checks}`,
+      '# HELP rate_limit_memory_answers_total Limit checks answered from memory: the client or key was already over its limit in this window.',
+      '# TYPE rate_limit_memory_answers_total counter',
+      `rate_limit_memory_answers_total ${limiter.blockedInMemory}`,
+      '# HELP rate_limit_fallbacks_total Limit counter calls made in process memory because Redis failed or was too slow (limits then hold per process).',
+      '# TYPE rate_limit_fallbacks_total counter',
+      `rate_limit_fallbacks_total ${limiter.fallbacks}`,
+    ].join('\n') + '\n'
+  )
 }
 
 export function escapeLabel(v: string): string {
@@ -109,7 +108,10 @@ export function escapeLabel(v: string): string {
 export async function renderQueueMetrics(queues: Queues): Promise<string> {
   const figures = await queueFigures(queues)
   const depth = ['# HELP queue_jobs Jobs per queue and state.', '# TYPE queue_jobs gauge']
-  const outcomes = ['# HELP queue_jobs_processed_total Jobs finished per queue and outcome (each failed attempt counts once).', '# TYPE queue_jobs_processed_total counter']
+  const outcomes = [
+    '# HELP queue_jobs_processed_total Jobs finished per queue and outcome (each failed attempt counts once).',
+    '# TYPE queue_jobs_processed_total counter',
+  ]
   const paused = ['# HELP queue_paused 1 when the queue is paused.', '# TYPE queue_paused gauge']
   // The alert for an unreachable database seen by the workers: ingest jobs wait instead of
   // failing, so `queue_jobs{state="failed"}` stays 0 during an outage and this counter rises.
@@ -134,7 +136,8 @@ export async function renderQueueMetrics(queues: Queues): Promise<string> {
 export async function renderDeliveryMetrics(deps: Pick<Services, 'database' | 'queues'>): Promise<string> {
   const f = await deliveryFigures(deps)
   const lines = [
-    '# HELP webhook_delivery_attempts_total Webhook delivery attempts by outcome (delivered; retrying: failed, another attempt follows; failed: failed, the retry window is over).',
+    '# HELP webhook_delivery_attempts_total Webhook delivery attempts by outcome (delivered; ' +
+      'retrying: failed, another attempt follows; failed: failed, the retry window is over).',
     '# TYPE webhook_delivery_attempts_total counter',
     ...Object.entries(f.outcomes).map(([o, n]) => `webhook_delivery_attempts_total{outcome="${o}"} ${n}`),
     '# HELP webhook_delivery_duration_seconds Webhook delivery attempt latency (request sent to answer or failure).',

@@ -44,7 +44,10 @@ const COMMON_HEADERS = {
 }
 /** What a replay can answer: the stored success, or a stored refusal from the operation (contract §15). */
 const REPLAYABLE = /^(2\d\d|404|409|422)$/
-const REPLAYED_HEADER = { description: '`true` when this is the stored answer to an earlier request with the same Idempotency-Key (api-spec §8).', schema: { type: 'string', const: 'true' } }
+const REPLAYED_HEADER = {
+  description: '`true` when this is the stored answer to an earlier request with the same Idempotency-Key (api-spec §8).',
+  schema: { type: 'string', const: 'true' },
+}
 const IDEMPOTENCY_KEY = 'Idempotency-Key'
 const IDEMPOTENCY_DESCRIPTION =
   'Makes the request safe to retry for 24 hours (api-spec §8): a repeat with the same key, API key and body returns the first answer ' +
@@ -52,17 +55,24 @@ const IDEMPOTENCY_DESCRIPTION =
 
 /** contract §16: the fields a publishable key's answers carry on the operations pages call. */
 const CORS_HEADERS = {
-  'Access-Control-Allow-Origin': { description: 'Publishable keys: the request\'s `Origin` (one of the key\'s origins). Never sent to a secret key.', schema: { type: 'string' } },
+  'Access-Control-Allow-Origin': {
+    description: "Publishable keys: the request's `Origin` (one of the key's origins). Never sent to a secret key.",
+    schema: { type: 'string' },
+  },
   'Access-Control-Expose-Headers': { description: `Publishable keys: \`${EXPOSE_HEADERS}\`.`, schema: { type: 'string' } },
   Vary: { description: 'Publishable keys: `Origin`.', schema: { type: 'string' } },
 }
 const RATE_LIMIT_HEADERS = {
   'RateLimit-Policy': {
-    description: 'Publishable keys (IETF httpapi RateLimit header fields draft): the two quota policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`.',
+    description:
+      'Publishable keys (IETF httpapi RateLimit header fields draft): the two quota ' +
+      'policies, `"per-ip";q=<requests>;w=<seconds>, "per-key";q=<requests>;w=<seconds>`.',
     schema: { type: 'string', examples: ['"per-ip";q=10;w=60, "per-key";q=600;w=60'] },
   },
   RateLimit: {
-    description: 'Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused).',
+    description:
+      'Publishable keys: what is left of each policy, `"per-ip";r=<remaining>;t=<seconds until the window ' +
+      'starts again>, "per-key";r=…;t=…` (on a 429 answered from memory, only the policy that refused).',
     schema: { type: 'string', examples: ['"per-ip";r=9;t=42, "per-key";r=587;t=42'] },
   },
 }
@@ -70,15 +80,21 @@ const RETRY_AFTER = { description: 'Seconds until the limit that refused lets a 
 
 const FORM_DESCRIPTION =
   'JSON, or a plain HTML form (`application/x-www-form-urlencoded`, contract §16.3) read by the same schema: field names are the JSON paths joined by dots ' +
-  '(`contact.name`, `search.budget`); a repeated name is an array; numbers and booleans (`true`/`on`/`1`, `false`/`off`/`0`) are converted where the schema has them; ' +
-  'an empty optional field is left out; errors name the dotted field (`loc: ["body","contact.phone"]`). Reserved form fields: `api_key` (the key, publishable only: a secret key there is a 403), ' +
-  '`_redirect` (an absolute URL on one of the key\'s origins: success is a 303 to it, a 4xx a 303 with `error=<problem type>` and, for a 422, `field=<dotted field>` in its query; outside the origins, a 422 on `_redirect`) ' +
-  'and `_gotcha` (a honeypot: people leave it empty; filled in, the answer is an accepted one and nothing is stored). A publishable key\'s JSON body may carry `_gotcha` too.'
+  '(`contact.name`, `search.budget`); a repeated name is an array; numbers and booleans ' +
+  '(`true`/`on`/`1`, `false`/`off`/`0`) are converted where the schema has them; ' +
+  'an empty optional field is left out; errors name the dotted field (`loc: ["body","contact.phone"]`). ' +
+  'Reserved form fields: `api_key` (the key, publishable only: a secret key there is a 403), ' +
+  "`_redirect` (an absolute URL on one of the key's origins: success is a 303 to it, a 4xx a 303 with `error=<problem " +
+  'type>` and, for a 422, `field=<dotted field>` in its query; outside the origins, a 422 on `_redirect`) ' +
+  'and `_gotcha` (a honeypot: people leave it empty; filled in, the answer is an accepted ' +
+  "one and nothing is stored). A publishable key's JSON body may carry `_gotcha` too."
 
 /** The answers only the operations pages call give (their fields are added to every answer of theirs below). */
 function browserResponses(op: Json): void {
   op.responses['403'] = {
-    description: 'The API key lacks the scope; or (publishable key) the request\'s `Origin` is missing or not one of the key\'s origins: `type` ends in `origin-not-allowed`, nothing is stored; or a secret key was sent in the `api_key` form field.',
+    description:
+      "The API key lacks the scope; or (publishable key) the request's `Origin` is missing or not one of the key's origins: " +
+      '`type` ends in `origin-not-allowed`, nothing is stored; or a secret key was sent in the `api_key` form field.',
     content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
   }
   op.responses['429'] = {
@@ -100,7 +116,7 @@ function preflightResponses(op: Json): void {
       description: 'The CORS preflight answer, the same for every origin (no key is sent; the request itself is checked).',
       headers: {
         ...COMMON_HEADERS,
-        'Access-Control-Allow-Origin': { description: 'The request\'s `Origin`.', schema: { type: 'string' } },
+        'Access-Control-Allow-Origin': { description: "The request's `Origin`.", schema: { type: 'string' } },
         'Access-Control-Allow-Methods': { description: '`POST`.', schema: { type: 'string', const: 'POST' } },
         'Access-Control-Allow-Headers': { description: `\`${ALLOW_HEADERS}\`.`, schema: { type: 'string', const: ALLOW_HEADERS } },
         'Access-Control-Max-Age': { description: 'Seconds a browser may keep this answer.', schema: { type: 'string', const: PREFLIGHT_MAX_AGE } },
@@ -164,7 +180,8 @@ const NAMED_ENUMS: { name: string; values: readonly string[]; extra?: Json }[] =
     extra: {
       description:
         `Subtype key from the fixed table per property type (contract §3.1); a key belongs to one \`type\` only (another type's key is a 422). ` +
-        `Requests and the \`subtype\` filter use the key; responses show its Spanish label, and \`${NO_SUBTYPE_LABEL}\` when there is no subtype.\n\n${subtypeTableMarkdown()}`,
+        `Requests and the \`subtype\` filter use the key; responses show its Spanish label, ` +
+        `and \`${NO_SUBTYPE_LABEL}\` when there is no subtype.\n\n${subtypeTableMarkdown()}`,
       // openapi-generator, hey-api and openapi-typescript read the array; Scalar and Redocly the map.
       'x-enum-descriptions': SUBTYPE_KEYS.map((k) => SUBTYPE_LABELS[k]),
       'x-enumDescriptions': Object.fromEntries(SUBTYPE_KEYS.map((k) => [k, SUBTYPE_LABELS[k]])),
@@ -172,7 +189,14 @@ const NAMED_ENUMS: { name: string; values: readonly string[]; extra?: Json }[] =
   },
   { name: 'LeadType', values: LEAD_TYPES, extra: { description: '`demandante` (seeks a property) or `propietario` (owns one).' } },
   { name: 'LeadUrgency', values: LEAD_URGENCIES },
-  { name: 'KeyKind', values: KEY_KINDS, extra: { description: '`secret` (server side only) or `publishable` (`AC_PUB_…`: safe to show in a web page, scope exactly `leads:ingest`, usable from its origins only).' } },
+  {
+    name: 'KeyKind',
+    values: KEY_KINDS,
+    extra: {
+      description:
+        '`secret` (server side only) or `publishable` (`AC_PUB_…`: safe to show in a web page, scope exactly `leads:ingest`, usable from its origins only).',
+    },
+  },
 ]
 
 const operationsById = new Map<string, OperationSpec>(Object.entries(OPERATIONS))
@@ -183,7 +207,12 @@ export function buildOpenApiDocument(app: AnyElysia, version = CONTRACT_VERSION,
   const generated: Json = JSON.parse(JSON.stringify(withoutParseFunctions(app, () => toOpenAPISchema(app, exclude))))
   const doc: Json = {
     openapi: '3.1.0',
-    info: { title: 'Property and Lead Management API', version, description: DESCRIPTION, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
+    info: {
+      title: 'Property and Lead Management API',
+      version,
+      description: DESCRIPTION,
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
     servers: servers(publicUrl),
     tags: [
       { name: 'Key', description: 'The authenticated API key' },
@@ -198,8 +227,18 @@ export function buildOpenApiDocument(app: AnyElysia, version = CONTRACT_VERSION,
     components: {
       schemas: { ...(generated.components?.schemas ?? {}), Problem: stripId(Problem), ValidationProblem: stripId(ValidationProblem) },
       securitySchemes: {
-        ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: '`AC_LIVE_<key_id>.<secret>` (secret key) or `AC_PUB_<key_id>.<secret>` (publishable key: scope `leads:ingest`, from its origins only)' },
-        ApiKeyAuthorization: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The same key as `ApiKey AC_LIVE_<key_id>.<secret>` (or `ApiKey AC_PUB_…`)' },
+        ApiKeyHeader: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Api-Key',
+          description: '`AC_LIVE_<key_id>.<secret>` (secret key) or `AC_PUB_<key_id>.<secret>` (publishable key: scope `leads:ingest`, from its origins only)',
+        },
+        ApiKeyAuthorization: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Authorization',
+          description: 'The same key as `ApiKey AC_LIVE_<key_id>.<secret>` (or `ApiKey AC_PUB_…`)',
+        },
       },
     },
   }
@@ -237,7 +276,9 @@ function documentOperation(op: Json): void {
   if (op.requestBody?.content) {
     // JSON bodies (api-spec §9); the operations pages call also take form bodies, read by the same schema (contract §16.3).
     const json = op.requestBody.content['application/json']
-    op.requestBody.content = json ? { 'application/json': json, ...(spec?.browser ? { 'application/x-www-form-urlencoded': { schema: json.schema } } : {}) } : op.requestBody.content
+    op.requestBody.content = json
+      ? { 'application/json': json, ...(spec?.browser ? { 'application/x-www-form-urlencoded': { schema: json.schema } } : {}) }
+      : op.requestBody.content
     if (spec?.browser) op.requestBody.description = FORM_DESCRIPTION
   }
   for (const [status, response] of Object.entries<Json>(op.responses)) {
@@ -279,7 +320,11 @@ function headerParameters(parameters: Json[], idempotent: boolean): Json[] {
   return [...out, { name: IDEMPOTENCY_KEY, in: 'header', required: false, description: IDEMPOTENCY_DESCRIPTION, schema }]
 }
 
-const headerCase = (name: string) => name.split('-').map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('-')
+const headerCase = (name: string) =>
+  name
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('-')
 
 // ---------------------------------------------------------------------------------------------
 // Named components
@@ -395,7 +440,9 @@ class ComponentSchemas {
     if (!named) return undefined
     this.usedNames.add(named.name)
     const rest = omit(node, 'type', 'enum', 'title')
-    return types.includes('null') || node.enum.includes(null) ? { anyOf: [componentRef(named.name), { type: 'null' }], ...rest } : { ...componentRef(named.name), ...rest }
+    return types.includes('null') || node.enum.includes(null)
+      ? { anyOf: [componentRef(named.name), { type: 'null' }], ...rest }
+      : { ...componentRef(named.name), ...rest }
   }
 }
 
@@ -406,7 +453,12 @@ function omit(node: Json, ...keys: string[]): Json {
 function canonical(value: unknown): string {
   const sorted = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(sorted)
-    if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted((v as Json)[k])]))
+    if (v && typeof v === 'object')
+      return Object.fromEntries(
+        Object.keys(v)
+          .sort()
+          .map((k) => [k, sorted((v as Json)[k])]),
+      )
     return v
   }
   return JSON.stringify(sorted(value))

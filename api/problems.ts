@@ -20,7 +20,13 @@ export function problemBody(code: ErrorCode, detail: string, requestId: string, 
 export function problemResponse(status: number, body: unknown, requestId: string, headers: Record<string, string> = {}): Response {
   return new Response(typeof body === 'string' ? body : JSON.stringify(body), {
     status,
-    headers: { 'content-type': 'application/problem+json', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'x-request-id': requestId, ...headers },
+    headers: {
+      'content-type': 'application/problem+json',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+      'x-request-id': requestId,
+      ...headers,
+    },
   })
 }
 
@@ -33,7 +39,14 @@ export interface Problem {
   headers?: Record<string, string>
 }
 
-export function toProblem(error: unknown, code: string | number, request: { method: string; path: string }, requestId: string, logger: Logger, raw: RawInputs = {}): Problem {
+export function toProblem(
+  error: unknown,
+  code: string | number,
+  request: { method: string; path: string },
+  requestId: string,
+  logger: Logger,
+  raw: RawInputs = {},
+): Problem {
   // Contract §15: a replay, refusals included, is the first answer byte for byte, marked as one.
   if (error instanceof ReplayedRefusal) return { status: error.responseStatus, body: error.text, headers: { 'idempotent-replayed': 'true' } }
   if (error instanceof AppError) {
@@ -46,14 +59,21 @@ export function toProblem(error: unknown, code: string | number, request: { meth
     return { status: 422, body: problemBody('validation', validationDetail(errors), requestId, { errors }) }
   }
   if (code === 'PARSE') {
-    return { status: 422, body: problemBody('validation', 'Malformed JSON body', requestId, { errors: [{ loc: ['body'], msg: 'Malformed JSON body', type: 'json_invalid' }] }) }
+    return {
+      status: 422,
+      body: problemBody('validation', 'Malformed JSON body', requestId, { errors: [{ loc: ['body'], msg: 'Malformed JSON body', type: 'json_invalid' }] }),
+    }
   }
   if (code === 'NOT_FOUND') {
     return { status: 404, body: problemBody('not_found', `No route for ${request.method} ${request.path}`, requestId) }
   }
   if (isUnavailableError(error)) {
     logger.warn('dependency unavailable', { request_id: requestId, ...unavailableCause(error) })
-    return { status: 503, body: problemBody('unavailable', 'A backing service is temporarily unavailable; retry shortly', requestId), headers: { 'retry-after': '2' } }
+    return {
+      status: 503,
+      body: problemBody('unavailable', 'A backing service is temporarily unavailable; retry shortly', requestId),
+      headers: { 'retry-after': '2' },
+    }
   }
   logger.error('unhandled error', { request_id: requestId, error })
   return { status: 500, body: problemBody('internal', 'Unexpected server error', requestId) }
@@ -63,8 +83,12 @@ function locateRawValue(value: unknown, raw: RawInputs): (string | number)[] | u
   // Only scalars can have come from a path or query string; an object from a body may even
   // carry a `toString` that is not a function.
   if (value !== null && typeof value === 'object') return undefined
-  for (const [where, values] of [['path', raw.path], ['query', raw.query]] as const) {
-    for (const [name, v] of Object.entries(values ?? {})) if (v === value || String(v) === String(value) || (typeof value === 'number' && Number(v) === value)) return [where, name]
+  for (const [where, values] of [
+    ['path', raw.path],
+    ['query', raw.query],
+  ] as const) {
+    for (const [name, v] of Object.entries(values ?? {}))
+      if (v === value || String(v) === String(value) || (typeof value === 'number' && Number(v) === value)) return [where, name]
   }
   return undefined
 }
@@ -78,7 +102,14 @@ export function validationErrors(error: ValidationError, raw: RawInputs = {}): F
   // "property" without the parameter's name; the raw value tells which parameter it was.
   if (failure.target === 'property') {
     const loc = locateRawValue(failure.value, raw)
-    if (loc) return [{ loc, msg: failure.issues[0]?.message ?? describeIssue({ kind: 'invalid', message: error.message, schema: failure.schema, value: failure.value, path: '' }), type: 'invalid' }]
+    if (loc)
+      return [
+        {
+          loc,
+          msg: failure.issues[0]?.message ?? describeIssue({ kind: 'invalid', message: error.message, schema: failure.schema, value: failure.value, path: '' }),
+          type: 'invalid',
+        },
+      ]
   }
   return fieldErrors(LOCATION[failure.target] ?? failure.target, failure.issues)
 }

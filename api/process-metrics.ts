@@ -37,19 +37,30 @@ function fds(): { open: number; max: number | undefined } | undefined {
   }
 }
 
-const metric = (name: string, type: 'gauge' | 'counter', help: string, value: number) => [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${value}`]
+const metric = (name: string, type: 'gauge' | 'counter', help: string, value: number) => [
+  `# HELP ${name} ${help}`,
+  `# TYPE ${name} ${type}`,
+  `${name} ${value}`,
+]
 
 export function renderProcessMetrics(): string {
   const cpu = process.cpuUsage()
   const files = fds()
-  return [
-    ...metric('process_cpu_user_seconds_total', 'counter', 'User CPU time spent, in seconds.', cpu.user / 1e6),
-    ...metric('process_cpu_system_seconds_total', 'counter', 'System CPU time spent, in seconds.', cpu.system / 1e6),
-    ...metric('process_cpu_seconds_total', 'counter', 'User and system CPU time spent, in seconds.', (cpu.user + cpu.system) / 1e6),
-    ...metric('process_resident_memory_bytes', 'gauge', 'Resident memory size, in bytes.', process.memoryUsage.rss()),
-    ...metric('process_start_time_seconds', 'gauge', 'Start time of the process since the Unix epoch, in seconds.', Math.round(startTimeSeconds * 1000) / 1000),
-    ...(files ? metric('process_open_fds', 'gauge', 'Open file descriptors.', files.open) : []),
-    ...(files?.max !== undefined ? metric('process_max_fds', 'gauge', 'Limit of open file descriptors.', files.max) : []),
-    ...metric('event_loop_lag_seconds', 'gauge', `How late a timer due every ${LAG_INTERVAL_MS} ms last fired, in seconds.`, lagSeconds),
-  ].join('\n') + '\n'
+  return (
+    [
+      ...metric('process_cpu_user_seconds_total', 'counter', 'User CPU time spent, in seconds.', cpu.user / 1e6),
+      ...metric('process_cpu_system_seconds_total', 'counter', 'System CPU time spent, in seconds.', cpu.system / 1e6),
+      ...metric('process_cpu_seconds_total', 'counter', 'User and system CPU time spent, in seconds.', (cpu.user + cpu.system) / 1e6),
+      ...metric('process_resident_memory_bytes', 'gauge', 'Resident memory size, in bytes.', process.memoryUsage.rss()),
+      ...metric(
+        'process_start_time_seconds',
+        'gauge',
+        'Start time of the process since the Unix epoch, in seconds.',
+        Math.round(startTimeSeconds * 1000) / 1000,
+      ),
+      ...(files ? metric('process_open_fds', 'gauge', 'Open file descriptors.', files.open) : []),
+      ...(files?.max !== undefined ? metric('process_max_fds', 'gauge', 'Limit of open file descriptors.', files.max) : []),
+      ...metric('event_loop_lag_seconds', 'gauge', `How late a timer due every ${LAG_INTERVAL_MS} ms last fired, in seconds.`, lagSeconds),
+    ].join('\n') + '\n'
+  )
 }

@@ -53,7 +53,10 @@ export interface LimiterStats {
 
 /** Counts its uses: the in-process count stands in for Redis only when Redis failed. */
 class FallbackLimiter extends RateLimiterMemory {
-  constructor(opts: ConstructorParameters<typeof RateLimiterMemory>[0], private readonly used: () => void) {
+  constructor(
+    opts: ConstructorParameters<typeof RateLimiterMemory>[0],
+    private readonly used: () => void,
+  ) {
     super(opts)
   }
   override consume(key: string | number, points?: number, options?: Parameters<RateLimiterMemory['consume']>[2]) {
@@ -80,7 +83,10 @@ export class RateLimits {
   readonly stats: LimiterStats = { checks: 0, blockedInMemory: 0, fallbacks: 0 }
 
   /** `redis`: a connection of the limits' own (auto-pipelining, command timeout), closed by `close()`. */
-  constructor(private readonly redis: IORedis, private readonly prefix: string) {}
+  constructor(
+    private readonly redis: IORedis,
+    private readonly prefix: string,
+  ) {}
 
   static connect(shared: IORedis, prefix: string): RateLimits {
     const redis = shared.duplicate({ enableAutoPipelining: true, commandTimeout: LIMIT_TIMEOUT_MS, connectionName: 'rate-limits' })
@@ -115,14 +121,19 @@ export class RateLimits {
       // Known from memory: no Redis call, so the fields name only the limit that refuses.
       this.stats.blockedInMemory++
       const [name, ms] = ipBlocked > 0 ? (['per-ip', ipBlocked] as const) : (['per-key', keyBlocked] as const)
-      return { exceeded: name, retryAfter: Math.max(1, seconds(ms)), headers: { 'ratelimit-policy': this.policy(access), ratelimit: `"${name}";r=0;t=${seconds(ms)}` } }
+      return {
+        exceeded: name,
+        retryAfter: Math.max(1, seconds(ms)),
+        headers: { 'ratelimit-policy': this.policy(access), ratelimit: `"${name}";r=0;t=${seconds(ms)}` },
+      }
     }
     // Both from slices in memory (a busy key): no promise, no Redis.
     const ipLeased = this.fromLease(ip, access.ratePerIp, ipKey)
     const keyLeased = this.fromLease(key, access.rate, keyId)
-    const [ipRes, keyRes] = ipLeased && keyLeased
-      ? [ipLeased, keyLeased]
-      : await Promise.all([ipLeased ?? this.take(ip, access.ratePerIp, ipKey), keyLeased ?? this.take(key, access.rate, keyId)])
+    const [ipRes, keyRes] =
+      ipLeased && keyLeased
+        ? [ipLeased, keyLeased]
+        : await Promise.all([ipLeased ?? this.take(ip, access.ratePerIp, ipKey), keyLeased ?? this.take(key, access.rate, keyId)])
     // A point spent on a request the other limit refused goes back (see the file comment).
     const ipState = keyRes.refused && !ipRes.refused ? this.giveBack(ip, access.ratePerIp, ipKey, ipRes.res) : ipRes.res
     const keyState = ipRes.refused && !keyRes.refused ? this.giveBack(key, access.rate, keyId, keyRes.res) : keyRes.res

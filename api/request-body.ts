@@ -106,7 +106,8 @@ export function jsonDepthExceeds(text: string, max: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
     if (inString) {
-      if (c === 92) i++ // backslash: skip the escaped character
+      if (c === 92)
+        i++ // backslash: skip the escaped character
       else if (c === 34) inString = false
     } else if (c === 34) inString = true
     else if (c === 91 || c === 123) {
@@ -120,7 +121,11 @@ const UNSTORABLE_ESCAPE_RE = /\\u(?:0000|[dD][89a-fA-F])/
 /** NUL, or a UTF-16 surrogate without its pair: text PostgreSQL refuses, so a 422 and not a 500. */
 const unstorable = (s: string): boolean => s.includes('\u0000') || !s.isWellFormed()
 export const containsNul = (v: unknown): boolean => (typeof v === 'string' ? unstorable(v) : Array.isArray(v) ? v.some(containsNul) : false)
-export const nulError = (loc: (string | number)[]): FieldError => ({ loc, msg: 'Must not contain the NUL character (U+0000) or an unpaired surrogate', type: 'invalid' })
+export const nulError = (loc: (string | number)[]): FieldError => ({
+  loc,
+  msg: 'Must not contain the NUL character (U+0000) or an unpaired surrogate',
+  type: 'invalid',
+})
 
 export function findNul(value: unknown, at: (string | number)[], out: FieldError[]): void {
   if (out.length >= 20) return

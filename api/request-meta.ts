@@ -35,4 +35,3 @@ export interface RequestMeta {
 
 export const metaByRequest = new WeakMap<Request, RequestMeta>()
 export const requestMeta = (request: Request): RequestMeta | undefined => metaByRequest.get(request)
-

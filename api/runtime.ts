@@ -60,14 +60,36 @@ export async function createApiDeps(config: Config, logger: Logger = createLogge
   })
   // A replica that is down at start-up is only bypassed: reads go to the primary until it answers.
   const reads = config.databaseReadUrl
-    ? new ReadRouter({ primary: database, replica: createDatabase(config.databaseReadUrl, { max: config.dbPoolSize }), redis, keyPrefix: config.queuePrefix, maxLagMs: config.databaseReadMaxLagMs, logger })
+    ? new ReadRouter({
+        primary: database,
+        replica: createDatabase(config.databaseReadUrl, { max: config.dbPoolSize }),
+        redis,
+        keyPrefix: config.queuePrefix,
+        maxLagMs: config.databaseReadMaxLagMs,
+        logger,
+      })
     : undefined
   reads?.start()
   const catalogueCache = config.catalogueCacheBytes > 0 ? new CataloguePageCache(config.catalogueCacheBytes) : undefined
   const rateLimits = RateLimits.connect(redis, config.queuePrefix)
   // Counted in Redis from the first request (a process counts alone until its connection is up).
   await rateLimits.ready().catch(() => {})
-  return { config, database, redis, queues, ingestQueues: ingestPath.queues, keys, logger, metrics: new Metrics(), ingest, storage, reads, catalogueCache, rateLimits, peerAddress: () => undefined }
+  return {
+    config,
+    database,
+    redis,
+    queues,
+    ingestQueues: ingestPath.queues,
+    keys,
+    logger,
+    metrics: new Metrics(),
+    ingest,
+    storage,
+    reads,
+    catalogueCache,
+    rateLimits,
+    peerAddress: () => undefined,
+  }
 }
 
 /**

@@ -46,13 +46,17 @@ const child = Bun.spawn(['bun', new URL('../api/index.ts', import.meta.url).path
 })
 
 async function memory(field: 'VmRSS' | 'VmHWM'): Promise<number> {
-  const status = await Bun.file(`/proc/${child.pid}/status`).text().catch(() => '')
+  const status = await Bun.file(`/proc/${child.pid}/status`)
+    .text()
+    .catch(() => '')
   return Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? NaN) * 1024
 }
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`
 
 for (let i = 0; ; i++) {
-  const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok).catch(() => false)
+  const ok = await fetch(`http://127.0.0.1:${port}/healthz`)
+    .then((r) => r.ok)
+    .catch(() => false)
   if (ok) break
   if (i > 200) throw new Error('the API did not start')
   await Bun.sleep(50)
@@ -65,7 +69,10 @@ for (let i = 0; i < 20; i++) {
 await Bun.sleep(500)
 Bun.gc(true)
 
-interface Outcome { status: number; written: number }
+interface Outcome {
+  status: number
+  written: number
+}
 
 /** One raw connection: headers, then chunks until the server answers or closes. */
 function oneClient(headers: string): Promise<Outcome> {
@@ -124,7 +131,8 @@ async function phase(name: string, apiKey: string | null, expected: number, allo
     'Content-Type: application/json',
     'Transfer-Encoding: chunked',
     ...(apiKey ? [`X-Api-Key: ${apiKey}`] : []),
-    '', '',
+    '',
+    '',
   ].join('\r\n')
   const idle = await memory('VmRSS')
   let peak = idle
@@ -148,10 +156,15 @@ async function phase(name: string, apiKey: string | null, expected: number, allo
   const allExpected = (byStatus.get(expected) ?? 0) === CLIENTS
   const growth = peak - idle
   console.log(`\n${name}: ${CLIENTS} concurrent chunked POSTs offering ${mb(BODY_BYTES)} each, answered in ${seconds.toFixed(2)} s`)
-  console.log(`  answers        ${[...byStatus].map(([s, n]) => `${s || 'closed'}: ${n}`).join(', ')}   (goal: all ${expected})  ${allExpected ? 'PASS' : 'FAIL'}`)
+  console.log(
+    `  answers        ${[...byStatus].map(([s, n]) => `${s || 'closed'}: ${n}`).join(', ')}   (goal: all ${expected})  ${allExpected ? 'PASS' : 'FAIL'}`,
+  )
   console.log(`  bytes written  ${mb(written)} by the clients in all (the kernel's socket buffers included)`)
   const bound = 50e6 + allowance
-  console.log(`  API RSS        idle ${mb(idle)}, peak ${mb(peak)} (+${mb(growth)}), after ${mb(after)}   (goal: peak ≤ idle + ${mb(bound)})  ${growth <= bound ? 'PASS' : 'FAIL'}`)
+  console.log(
+    `  API RSS        idle ${mb(idle)}, peak ${mb(peak)} (+${mb(growth)}), after ${mb(after)}   ` +
+      `(goal: peak ≤ idle + ${mb(bound)})  ${growth <= bound ? 'PASS' : 'FAIL'}`,
+  )
   return allExpected && growth <= bound
 }
 

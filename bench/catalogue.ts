@@ -73,7 +73,9 @@ async function seed(url: string, reseed: boolean, businesses: number, total: num
     }
     console.log(`seeding: truncating and generating ${total.toLocaleString()} properties over ${businesses} businesses in SQL …`)
     await sql`truncate catalogue_entries, property_images, properties, api_keys, businesses restart identity cascade`
-    const ids = (await sql<{ id: number }[]>`insert into businesses (name) select 'bench-' || g from generate_series(1, ${businesses}) g returning id`).map((r) => r.id)
+    const ids = (await sql<{ id: number }[]>`insert into businesses (name) select 'bench-' || g from generate_series(1, ${businesses}) g returning id`).map(
+      (r) => r.id,
+    )
     const t0 = performance.now()
     const cities = JSON.stringify(CITIES)
     // With 10 or more businesses the first (the one queried) holds a tenth of the rows, drawn at
@@ -137,7 +139,8 @@ async function buildCatalogue(url: string, total: number): Promise<void> {
         if (r.lastId === null) return
         after = r.lastId
         done += r.upserted
-        if (done % 50000 < BATCH) process.stderr.write(`  catalogue ${done.toLocaleString()} / ${total.toLocaleString()} (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`)
+        if (done % 50000 < BATCH)
+          process.stderr.write(`  catalogue ${done.toLocaleString()} / ${total.toLocaleString()} (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`)
       }
     }
     await Promise.all([lane(0, half + 1), lane(half, max + 1)])
@@ -196,7 +199,14 @@ async function readKey(url: string, businessId: number): Promise<string> {
   const sql = postgres(url, { max: 1, onnotice: () => {} })
   const key = generateApiKey()
   const { drizzle } = await import('drizzle-orm/postgres-js')
-  await insertKey(drizzle(sql) as never, { businessId, keyId: key.keyId, secretHash: key.secretHash, name: 'bench', scopes: ['properties:read'], expiresAt: null })
+  await insertKey(drizzle(sql) as never, {
+    businessId,
+    keyId: key.keyId,
+    secretHash: key.secretHash,
+    name: 'bench',
+    scopes: ['properties:read'],
+    expiresAt: null,
+  })
   await sql.end({ timeout: 2 })
   return key.apiKey
 }
@@ -226,7 +236,9 @@ async function startServers(mode: 'serve' | 'serve-bare', url: string, port: num
   const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'error', ...(cacheMb === undefined ? {} : { CATALOGUE_CACHE_MB: cacheMb }) }
   // BENCH_PROFILE_DIR: each API process writes a CPU profile (markdown) there when stopped.
   const profile = PROFILE_DIR && mode === 'serve' ? ['--cpu-prof-md', `--cpu-prof-dir=${PROFILE_DIR}`] : []
-  const children = Array.from({ length: count }, () => Bun.spawn(['bun', ...profile, import.meta.path, `--${mode}`, '--port', String(port)], { env, stdout: 'pipe', stderr: 'inherit' }))
+  const children = Array.from({ length: count }, () =>
+    Bun.spawn(['bun', ...profile, import.meta.path, `--${mode}`, '--port', String(port)], { env, stdout: 'pipe', stderr: 'inherit' }),
+  )
   const stop = async () => {
     for (const child of children) child.kill()
     await Promise.all(children.map((c) => c.exited))
@@ -248,7 +260,14 @@ async function startServers(mode: 'serve' | 'serve-bare', url: string, port: num
   return { stop, rss: async () => (await Promise.all(children.map((c) => rssMb(c.pid)))).reduce((a, b) => a + b, 0) }
 }
 
-async function httpTimings(url: string, businessId: number, requests: number, concurrency: number[], port: number, sqlP: Record<string, { p50: number; p95: number }>) {
+async function httpTimings(
+  url: string,
+  businessId: number,
+  requests: number,
+  concurrency: number[],
+  port: number,
+  sqlP: Record<string, { p50: number; p95: number }>,
+) {
   const apiKey = await readKey(url, businessId)
   const key = { apiKey }
   const servers = await startServers('serve', url, port, 1)
@@ -279,7 +298,9 @@ async function httpTimings(url: string, businessId: number, requests: number, co
         const wall = (performance.now() - t0) / 1000
         times.sort((a, b) => a - b)
         const s = sqlP[name]
-        console.log(`${name.padEnd(28)}${fmt(pct(times, 50))} ${fmt(pct(times, 95))} ${fmt(pct(times, 99))} ${fmt(times.length / wall)} ${String(count).padStart(8)} ${fmt(s.p95)}  ${fmt(pct(times, 50) / s.p50)}`)
+        console.log(
+          `${name.padEnd(28)}${fmt(pct(times, 50))} ${fmt(pct(times, 95))} ${fmt(pct(times, 99))} ${fmt(times.length / wall)} ${String(count).padStart(8)} ${fmt(s.p95)}  ${fmt(pct(times, 50) / s.p50)}`,
+        )
       }
     }
   } finally {
@@ -325,8 +346,13 @@ async function concurrencyTable(
   const bareRate = ratePerSecond(bareRun)
   // The goal is stated for a machine whose bare Bun.serve answers ~100k req/s and scales with that rate.
   const goal = TARGET_P95_MS * Math.max(1, REFERENCE_BARE_RATE / bareRate)
-  console.log(`\nbare Bun.serve GET (${opts.apiProcesses} process(es), c=${concurrency}): ${bareRate.toFixed(0)} req/s, p99 ${percentile(bareRun.latencies, 99).toFixed(2)} ms (load ${load1()})`)
-  console.log(`p95 goal ${TARGET_P95_MS} ms at ${REFERENCE_BARE_RATE / 1000}k req/s bare → ${goal.toFixed(1)} ms on this machine; throughput goal HTTP ≥ 0.8× SQL alone`)
+  console.log(
+    `\nbare Bun.serve GET (${opts.apiProcesses} process(es), c=${concurrency}): ${bareRate.toFixed(0)} ` +
+      `req/s, p99 ${percentile(bareRun.latencies, 99).toFixed(2)} ms (load ${load1()})`,
+  )
+  console.log(
+    `p95 goal ${TARGET_P95_MS} ms at ${REFERENCE_BARE_RATE / 1000}k req/s bare → ${goal.toFixed(1)} ms on this machine; throughput goal HTTP ≥ 0.8× SQL alone`,
+  )
 
   const apiKey = await readKey(url, businessId)
   const api = await startServers('serve', url, port, opts.apiProcesses)
@@ -338,7 +364,10 @@ async function concurrencyTable(
   const shapes = VARIED_MIX.filter((s) => !opts.shapes || opts.shapes.some((prefix) => s.name.startsWith(prefix)))
   try {
     const rssIdle = await api.rss()
-    console.log(`\n${concurrency} clients, ${requests} requests per shape, every request with its own parameters (ms; SQL = the same statements through the driver alone):`)
+    console.log(
+      `\n${concurrency} clients, ${requests} requests per shape, every request with ` +
+        `its own parameters (ms; SQL = the same statements through the driver alone):`,
+    )
     console.log(`${'shape'.padEnd(24)}    p50     p95     p99    req/s  errors │ SQL req/s  SQL p95 │ HTTP/SQL │ p95 goal  load │ cache hits`)
     for (const { name, draw } of shapes) {
       const paramsOf = (seed: number) => {
@@ -371,8 +400,14 @@ async function concurrencyTable(
       console.log(row)
     }
     const rssAfter = await api.rss()
-    console.log(`\nAPI RSS (${opts.apiProcesses} process(es)): ${rssIdle.toFixed(0)} MB idle, ${rssAfter.toFixed(0)} MB after the run (${(((rssAfter - rssIdle) / rssIdle) * 100).toFixed(1)}%)`)
-    console.log(`${met} of ${shapes.length} shapes meet both goals (p95 ≤ ${goal.toFixed(1)} ms, no errors, HTTP ≥ 0.8× SQL); bare Bun.serve ${bareRate.toFixed(0)} req/s; ${availableParallelism()} cores; load ${load1()}`)
+    console.log(
+      `\nAPI RSS (${opts.apiProcesses} process(es)): ${rssIdle.toFixed(0)} MB idle, ${rssAfter.toFixed(0)} ` +
+        `MB after the run (${(((rssAfter - rssIdle) / rssIdle) * 100).toFixed(1)}%)`,
+    )
+    console.log(
+      `${met} of ${shapes.length} shapes meet both goals (p95 ≤ ${goal.toFixed(1)} ms, no errors, HTTP ≥ 0.8× ` +
+        `SQL); bare Bun.serve ${bareRate.toFixed(0)} req/s; ${availableParallelism()} cores; load ${load1()}`,
+    )
     return { goal, bareRate, results }
   } finally {
     await alone.close(2)
@@ -413,7 +448,10 @@ async function prepareDataset(listings: number, businesses: number, reseed: bool
   const counter = postgres(url, { max: 1, onnotice: () => {} })
   const [{ mine }] = await counter<{ mine: number }[]>`select count(*)::int as mine from catalogue_entries where business_id = ${businessId}`
   await counter.end()
-  console.log(`queried business ${businessId}: ${mine.toLocaleString()} of ${listings.toLocaleString()} listings over ${businesses} business(es); ${availableParallelism()} cores; load ${load1()}`)
+  console.log(
+    `queried business ${businessId}: ${mine.toLocaleString()} of ${listings.toLocaleString()} ` +
+      `listings over ${businesses} business(es); ${availableParallelism()} cores; load ${load1()}`,
+  )
   return { url, businessId }
 }
 
@@ -422,8 +460,14 @@ const sizeLabel = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 
 /** One table over the sizes: per shape and size p95, req/s, SQL alone, ratio; then p95 of the largest over the smallest. */
 function printScaleTable(runs: { listings: number; goal: number; bareRate: number; results: Map<string, ShapeResult> }[]) {
   const [small, large] = [runs[0], runs[runs.length - 1]]
-  console.log(`\nAll sizes, c=${f.flags.clients ?? 16}, no page cache unless --cache-mb; p95 goal per run (bare rate): ${runs.map((r) => `${sizeLabel(r.listings)} ${r.goal.toFixed(1)} ms (${(r.bareRate / 1000).toFixed(1)}k)`).join(', ')}`)
-  console.log(`| shape | ${runs.map((r) => `${sizeLabel(r.listings)} p95 ms | req/s | SQL req/s | HTTP/SQL`).join(' | ')} | p95 ${sizeLabel(large.listings)}/${sizeLabel(small.listings)} | goals |`)
+  console.log(
+    `\nAll sizes, c=${f.flags.clients ?? 16}, no page cache unless --cache-mb; p95 goal per run (bare ` +
+      `rate): ${runs.map((r) => `${sizeLabel(r.listings)} ${r.goal.toFixed(1)} ms (${(r.bareRate / 1000).toFixed(1)}k)`).join(', ')}`,
+  )
+  console.log(
+    `| shape | ${runs.map((r) => `${sizeLabel(r.listings)} p95 ms | req/s | SQL req/s | HTTP/SQL`).join(' | ')} ` +
+      `| p95 ${sizeLabel(large.listings)}/${sizeLabel(small.listings)} | goals |`,
+  )
   console.log(`|---|${runs.map(() => '---|---|---|---|').join('')}---|---|`)
   for (const name of small.results.keys()) {
     const cells = runs.map((r) => {
@@ -433,7 +477,11 @@ function printScaleTable(runs: { listings: number; goal: number; bareRate: numbe
     const scale = large.results.get(name)!.p95 / small.results.get(name)!.p95
     const misses = runs.flatMap((r) => {
       const x = r.results.get(name)!
-      return [x.p95 > r.goal ? `p95 ${sizeLabel(r.listings)}` : '', x.ratio < 0.8 ? `ratio ${sizeLabel(r.listings)}` : '', x.failed ? `errors ${sizeLabel(r.listings)}` : ''].filter(Boolean)
+      return [
+        x.p95 > r.goal ? `p95 ${sizeLabel(r.listings)}` : '',
+        x.ratio < 0.8 ? `ratio ${sizeLabel(r.listings)}` : '',
+        x.failed ? `errors ${sizeLabel(r.listings)}` : '',
+      ].filter(Boolean)
     })
     if (scale > 1.5) misses.push('scale')
     console.log(`| ${name} | ${cells.join(' | ')} | ${scale.toFixed(2)} | ${misses.length ? `NOT met: ${misses.join(', ')}` : 'met'} |`)
@@ -474,7 +522,9 @@ if (f.flags.serve) {
     if (f.flags.detail) {
       // The per-statement view: both count modes one client at a time, EXPLAIN of each, and HTTP with the fixed mix.
       const sqlP = await sqlTimings(url, businessId, Number(f.flags.rounds ?? 50))
-      const concurrency = String(f.flags.concurrency ?? '1,4').split(',').map(Number)
+      const concurrency = String(f.flags.concurrency ?? '1,4')
+        .split(',')
+        .map(Number)
       await httpTimings(url, businessId, Number(f.flags.requests ?? 300), concurrency, port, sqlP)
     } else await concurrencyTable(url, businessId, runOpts())
   }

@@ -15,14 +15,33 @@ const TYPICAL =
   '<p>Ático de <strong>120 m²</strong> con terraza de 40 m² y vistas al mar.</p><ul><li>3 dormitorios</li><li>2 baños</li><li>Garaje y trastero</li></ul>' +
   '<p>Zona tranquila, cerca del <a href="https://agencia.example/zona">centro</a>.</p>'
 const PLAIN = 'Ático de 120 m2 con terraza de 40 m2 y vistas al mar. 3 dormitorios, 2 baños, garaje y trastero. Zona tranquila, cerca del centro. '
-const BIG = '<div class="x" style="y"><p>Texto <b>largo</b> con <a href="https://agencia.example/">enlace</a> y <span>más</span></p></div>'.repeat(455).slice(0, 50_000)
+const BIG = '<div class="x" style="y"><p>Texto <b>largo</b> con <a href="https://agencia.example/">enlace</a> y <span>más</span></p></div>'
+  .repeat(455)
+  .slice(0, 50_000)
 const NESTED = '<b>'.repeat(16_000)
 
 const row = (description: string, translations = 0): PrivatePropertyRow => ({
-  id: 1, operations: ['venta'], type: 'apartamento', subtype: 'atico', title: 'Ático', description, priceSale: 250000, priceRent: null, priceTransfer: null,
-  location: { city: 'Valencia', address: 'Calle de Colón 12' }, area: { total: 120 }, bedrooms: 3, bathrooms: 2,
-  characteristics: translations ? { translations: Object.fromEntries(['ca', 'en', 'fr', 'de', 'pt', 'it'].slice(0, translations).map((l) => [l, { title: 'T', description }])) } : {},
-  features: [], isFeatured: false, status: 'disponible', createdAt: new Date(), updatedAt: new Date(),
+  id: 1,
+  operations: ['venta'],
+  type: 'apartamento',
+  subtype: 'atico',
+  title: 'Ático',
+  description,
+  priceSale: 250000,
+  priceRent: null,
+  priceTransfer: null,
+  location: { city: 'Valencia', address: 'Calle de Colón 12' },
+  area: { total: 120 },
+  bedrooms: 3,
+  bathrooms: 2,
+  characteristics: translations
+    ? { translations: Object.fromEntries(['ca', 'en', 'fr', 'de', 'pt', 'it'].slice(0, translations).map((l) => [l, { title: 'T', description }])) }
+    : {},
+  features: [],
+  isFeatured: false,
+  status: 'disponible',
+  createdAt: new Date(),
+  updatedAt: new Date(),
 })
 
 function cpuMicros(f: () => void, n: number): number {

@@ -47,16 +47,46 @@ async function seed(): Promise<number> {
     if (existing) await sql`delete from businesses where id = ${existing.id}`
     const business = await createBusiness(deps, name)
     // One listing made by the real operations is the template; the rest are its copies.
-    const templateId = await deps.database.db.transaction((tx) => createProperty(tx, business.id, {
-      operations: ['venta', 'alquiler'], type: 'apartamento', subtype: 'atico', title: 'Ático con terraza y vistas al mar',
-      description: '<p>Luminoso ático reformado con terraza de 40 m², cocina equipada y plaza de garaje.</p>'.repeat(4),
-      pricing: { sale: 320000, rent: 1400 }, location: { city: 'Valencia', province: 'Valencia', postal_code: '46004', address: 'Calle de Colón 12', coordinates: { latitude: 39.4699, longitude: -0.3763 }, visibility: 'approximate' },
-      area: { total: 120, built: 110 }, bedrooms: 3, bathrooms: 2,
-      characteristics: { energy_certificate: 'C', elevator: true, translations: { en: { title: 'Penthouse', description: 'Bright penthouse with a sea-view terrace.' } } },
-      features: [{ key: 'terraza', label: 'Terraza', value: true }, { key: 'garaje', label: 'Garaje', value: true }],
-    }))
+    const templateId = await deps.database.db.transaction((tx) =>
+      createProperty(tx, business.id, {
+        operations: ['venta', 'alquiler'],
+        type: 'apartamento',
+        subtype: 'atico',
+        title: 'Ático con terraza y vistas al mar',
+        description: '<p>Luminoso ático reformado con terraza de 40 m², cocina equipada y plaza de garaje.</p>'.repeat(4),
+        pricing: { sale: 320000, rent: 1400 },
+        location: {
+          city: 'Valencia',
+          province: 'Valencia',
+          postal_code: '46004',
+          address: 'Calle de Colón 12',
+          coordinates: { latitude: 39.4699, longitude: -0.3763 },
+          visibility: 'approximate',
+        },
+        area: { total: 120, built: 110 },
+        bedrooms: 3,
+        bathrooms: 2,
+        characteristics: {
+          energy_certificate: 'C',
+          elevator: true,
+          translations: { en: { title: 'Penthouse', description: 'Bright penthouse with a sea-view terrace.' } },
+        },
+        features: [
+          { key: 'terraza', label: 'Terraza', value: true },
+          { key: 'garaje', label: 'Garaje', value: true },
+        ],
+      }),
+    )
     await publishProperty(deps, business.id, templateId)
-    const images = JSON.stringify(Array.from({ length: 10 }, (_, i) => ({ id: crypto.randomUUID(), url: `https://cdn.example.com/images/${crypto.randomUUID().replace(/-/g, '')}.jpg`, order: i + 1, is_primary: i === 0, title: '' })))
+    const images = JSON.stringify(
+      Array.from({ length: 10 }, (_, i) => ({
+        id: crypto.randomUUID(),
+        url: `https://cdn.example.com/images/${crypto.randomUUID().replace(/-/g, '')}.jpg`,
+        order: i + 1,
+        is_primary: i === 0,
+        title: '',
+      })),
+    )
     await sql`update catalogue_entries set doc = jsonb_set(doc::jsonb, '{images}', ${images}::text::jsonb)::json where property_id = ${templateId}`
     const batch = 10_000
     for (let done = 1; done < LISTINGS; done += batch) {
@@ -89,15 +119,35 @@ const businessId = await seed()
 const feed = await createFeed(deps, businessId, 'kyero')
 const port = await freePort()
 const child = Bun.spawn(['bun', new URL('../api/index.ts', import.meta.url).pathname], {
-  env: { ...process.env, DATABASE_URL: url, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'error', QUEUE_PREFIX: `bench-feed-${Date.now()}` },
+  env: {
+    ...process.env,
+    DATABASE_URL: url,
+    PORT: String(port),
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    LOG_LEVEL: 'error',
+    QUEUE_PREFIX: `bench-feed-${Date.now()}`,
+  },
   stdout: 'ignore',
   stderr: 'inherit',
 })
-const rss = async () => Number(/^VmRSS:\s+(\d+) kB$/m.exec(await Bun.file(`/proc/${child.pid}/status`).text().catch(() => ''))?.[1] ?? NaN) * 1024
+const rss = async () =>
+  Number(
+    /^VmRSS:\s+(\d+) kB$/m.exec(
+      await Bun.file(`/proc/${child.pid}/status`)
+        .text()
+        .catch(() => ''),
+    )?.[1] ?? NaN,
+  ) * 1024
 const feedUrl = `http://127.0.0.1:${port}${new URL(feed.url).pathname}`
 
 try {
-  for (let i = 0; !(await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok).catch(() => false)); i++) {
+  for (
+    let i = 0;
+    !(await fetch(`http://127.0.0.1:${port}/healthz`)
+      .then((r) => r.ok)
+      .catch(() => false));
+    i++
+  ) {
     if (i > 200) throw new Error('the API did not start')
     await Bun.sleep(50)
   }
@@ -129,8 +179,14 @@ try {
     await sampler
     const after = await rss()
     etag = res.headers.get('etag')!
-    console.log(`\n${run} download of the feed of ${LISTINGS.toLocaleString()} listings: ${mb(bytes)} in ${seconds.toFixed(2)} s = ${(bytes / 1e6 / seconds).toFixed(1)} MB/s   (goal ≥ 20 MB/s)  ${bytes / 1e6 / seconds >= 20 ? 'PASS' : 'FAIL'}`)
-    console.log(`API RSS: before ${mb(before)}, peak ${mb(peak)} (+${mb(peak - before)}), after ${mb(after)}   (goal: growth < 50 MB)  ${peak - before < 50e6 ? 'PASS' : 'FAIL'}`)
+    console.log(
+      `\n${run} download of the feed of ${LISTINGS.toLocaleString()} listings: ${mb(bytes)} in ${seconds.toFixed(2)} s ` +
+        `= ${(bytes / 1e6 / seconds).toFixed(1)} MB/s   (goal ≥ 20 MB/s)  ${bytes / 1e6 / seconds >= 20 ? 'PASS' : 'FAIL'}`,
+    )
+    console.log(
+      `API RSS: before ${mb(before)}, peak ${mb(peak)} (+${mb(peak - before)}), ` +
+        `after ${mb(after)}   (goal: growth < 50 MB)  ${peak - before < 50e6 ? 'PASS' : 'FAIL'}`,
+    )
   }
 
   // The raw keep-alive client of the other benches: fetch cost the generator more CPU than the
@@ -141,19 +197,27 @@ try {
     const latencies: number[] = []
     let next = 0
     let wrong = 0
-    await Promise.all(Array.from({ length: concurrency }, async () => {
-      while (next++ < CONDITIONAL) {
-        const t = performance.now()
-        const r = await pool.send(conditional)
-        latencies.push(performance.now() - t)
-        if (r.status !== 304) wrong++
-      }
-    }))
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next++ < CONDITIONAL) {
+          const t = performance.now()
+          const r = await pool.send(conditional)
+          latencies.push(performance.now() - t)
+          if (r.status !== 304) wrong++
+        }
+      }),
+    )
     pool.close()
-    if (warmUp) { warmUp = false; continue }
+    if (warmUp) {
+      warmUp = false
+      continue
+    }
     latencies.sort((a, b) => a - b)
     const p95 = pct(latencies, 95)
-    console.log(`304 at c=${concurrency}: ${latencies.length} requests, p50 ${pct(latencies, 50).toFixed(2)} ms, p95 ${p95.toFixed(2)} ms, not 304: ${wrong}   (goal p95 ≤ 5 ms)  ${p95 <= 5 && wrong === 0 ? 'PASS' : 'FAIL'}`)
+    console.log(
+      `304 at c=${concurrency}: ${latencies.length} requests, p50 ${pct(latencies, 50).toFixed(2)} ms, ` +
+        `p95 ${p95.toFixed(2)} ms, not 304: ${wrong}   (goal p95 ≤ 5 ms)  ${p95 <= 5 && wrong === 0 ? 'PASS' : 'FAIL'}`,
+    )
   }
 } finally {
   child.kill('SIGTERM')

@@ -48,7 +48,11 @@ async function serveApi() {
 }
 
 function spawnApi(env: Record<string, string>) {
-  const child = Bun.spawn(['bun', import.meta.path, '--serve-api'], { env: { ...process.env, ...env, LOG_LEVEL: 'error', REUSE_PORT: '1' }, stdout: 'pipe', stderr: 'inherit' })
+  const child = Bun.spawn(['bun', import.meta.path, '--serve-api'], {
+    env: { ...process.env, ...env, LOG_LEVEL: 'error', REUSE_PORT: '1' },
+    stdout: 'pipe',
+    stderr: 'inherit',
+  })
   const ready = (async () => {
     const reader = child.stdout.getReader()
     let text = ''
@@ -59,14 +63,28 @@ function spawnApi(env: Record<string, string>) {
     }
     reader.releaseLock()
   })()
-  return { ready, pid: child.pid, stop: async () => { child.kill(); await child.exited } }
+  return {
+    ready,
+    pid: child.pid,
+    stop: async () => {
+      child.kill()
+      await child.exited
+    },
+  }
 }
 
 let phoneSeq = 0
 const phoneBase = 10_000_000 + Math.floor(Math.random() * 80_000_000)
 function payload(): string {
   const phone = `+346${String((phoneBase + phoneSeq++) % 100_000_000).padStart(8, '0')}`
-  return JSON.stringify({ id: `f${phoneSeq}`, createdAt: '2026-11-01T10:00:00Z', source: 'bench-forms', sourcePage: `${ORIGIN}/alquiler`, contact: { name: 'Bench Lead', phone }, search: { budget: '700-900', habs: '2' } })
+  return JSON.stringify({
+    id: `f${phoneSeq}`,
+    createdAt: '2026-11-01T10:00:00Z',
+    source: 'bench-forms',
+    sourcePage: `${ORIGIN}/alquiler`,
+    contact: { name: 'Bench Lead', phone },
+    search: { budget: '700-900', habs: '2' },
+  })
 }
 
 async function closedLoop(url: URL, headers: Record<string, string>, connections: number, seconds: number) {
@@ -76,28 +94,30 @@ async function closedLoop(url: URL, headers: Record<string, string>, connections
   const lat: number[] = []
   const start = performance.now()
   const end = start + seconds * 1000
-  await Promise.all(Array.from({ length: connections }, async () => {
-    const pool = new Http1Pool(url)
-    try {
-      while (performance.now() < end) {
-        const t = performance.now()
-        try {
-          const res = await pool.send(prepareRequest('POST', url, headers, payload()))
-          lat.push(performance.now() - t)
-          if (res.status === 200) ok++
-          else {
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      const pool = new Http1Pool(url)
+      try {
+        while (performance.now() < end) {
+          const t = performance.now()
+          try {
+            const res = await pool.send(prepareRequest('POST', url, headers, payload()))
+            lat.push(performance.now() - t)
+            if (res.status === 200) ok++
+            else {
+              failed++
+              firstError ??= `${res.status} ${res.body.slice(0, 200)}`
+            }
+          } catch (error) {
             failed++
-            firstError ??= `${res.status} ${res.body.slice(0, 200)}`
+            firstError ??= String(error)
           }
-        } catch (error) {
-          failed++
-          firstError ??= String(error)
         }
+      } finally {
+        pool.close()
       }
-    } finally {
-      pool.close()
-    }
-  }))
+    }),
+  )
   const sorted = Float64Array.from(lat).sort()
   const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
   return { ok, failed, firstError, seconds: (performance.now() - start) / 1000, p50: pct(50), p99: pct(99) }
@@ -112,7 +132,10 @@ async function main() {
   const url = benchUrl()
   const prefix = `bench-forms-${randomBytes(3).toString('hex')}`
   const config = loadConfig({ ...process.env, DATABASE_URL: url, QUEUE_PREFIX: prefix })
-  console.log(`bench database ${new URL(url).pathname.slice(1)}; queue prefix ${prefix}; ${connections} connections; ${rounds} rounds of ${seconds} s per kind; ${processes} API process(es)`)
+  console.log(
+    `bench database ${new URL(url).pathname.slice(1)}; queue prefix ${prefix}; ${connections} ` +
+      `connections; ${rounds} rounds of ${seconds} s per kind; ${processes} API process(es)`,
+  )
   await migrateDatabase(url)
   const sql = postgres(url, { max: 2, onnotice: () => {} })
   const redis = redisConnection(config, 'worker')
@@ -121,8 +144,26 @@ async function main() {
   const db = drizzle(sql) as never
   const secret = generateApiKey('secret')
   const pub = generateApiKey('publishable')
-  await insertKey(db, { businessId: business.id, keyId: secret.keyId, secretHash: secret.secretHash, name: 'bench secret', scopes: ['leads:ingest'], expiresAt: null })
-  await insertKey(db, { businessId: business.id, keyId: pub.keyId, secretHash: pub.secretHash, name: 'bench publishable', scopes: ['leads:ingest'], expiresAt: null, kind: 'publishable', origins: [ORIGIN], ratePerIp: HIGH, rate: HIGH })
+  await insertKey(db, {
+    businessId: business.id,
+    keyId: secret.keyId,
+    secretHash: secret.secretHash,
+    name: 'bench secret',
+    scopes: ['leads:ingest'],
+    expiresAt: null,
+  })
+  await insertKey(db, {
+    businessId: business.id,
+    keyId: pub.keyId,
+    secretHash: pub.secretHash,
+    name: 'bench publishable',
+    scopes: ['leads:ingest'],
+    expiresAt: null,
+    kind: 'publishable',
+    origins: [ORIGIN],
+    ratePerIp: HIGH,
+    rate: HIGH,
+  })
   const apis = Array.from({ length: processes }, () => spawnApi({ DATABASE_URL: url, QUEUE_PREFIX: prefix, PORT: String(port) }))
   const target = new URL(`http://127.0.0.1:${port}/v1/leads/ingest`)
   const kinds = {
@@ -139,7 +180,10 @@ async function main() {
     for (let i = 0; i < keys.length; i += 1000) await redis.del(...keys.slice(i, i + 1000))
   }
   const apiCpu = () => apis.reduce((sum, a) => sum + cpuSeconds(a.pid), 0)
-  const totals = { secret: { ok: 0, seconds: 0, cpu: 0, commands: 0, reads: 0, failed: 0, p50: [] as number[], p99: [] as number[] }, publishable: { ok: 0, seconds: 0, cpu: 0, commands: 0, reads: 0, failed: 0, p50: [] as number[], p99: [] as number[] } }
+  const totals = {
+    secret: { ok: 0, seconds: 0, cpu: 0, commands: 0, reads: 0, failed: 0, p50: [] as number[], p99: [] as number[] },
+    publishable: { ok: 0, seconds: 0, cpu: 0, commands: 0, reads: 0, failed: 0, p50: [] as number[], p99: [] as number[] },
+  }
   try {
     await Promise.all(apis.map((a) => a.ready))
     for (const headers of Object.values(kinds)) await closedLoop(target, headers, connections, Math.min(2, seconds / 4))
@@ -161,7 +205,12 @@ async function main() {
         t.reads += after.reads - before.reads
         t.p50.push(run.p50)
         t.p99.push(run.p99)
-        console.log(`round ${round} ${kind.padEnd(11)} ${(run.ok / run.seconds).toFixed(0).padStart(7)} req/s  p50 ${run.p50.toFixed(2)} ms  p99 ${run.p99.toFixed(2)} ms  API CPU ${((cpu / run.ok) * 1e6).toFixed(0)} µs/request  Redis per request: ${((after.commands - before.commands) / run.ok).toFixed(3)} commands, ${((after.reads - before.reads) / run.ok).toFixed(3)} reads${run.failed ? `  (${run.failed} failed, first: ${run.firstError})` : ''}`)
+        console.log(
+          `round ${round} ${kind.padEnd(11)} ${(run.ok / run.seconds).toFixed(0).padStart(7)} req/s  p50 ${run.p50.toFixed(2)} ` +
+            `ms  p99 ${run.p99.toFixed(2)} ms  API CPU ${((cpu / run.ok) * 1e6).toFixed(0)} µs/request  Redis ` +
+            `per request: ${((after.commands - before.commands) / run.ok).toFixed(3)} commands, ${((after.reads - before.reads) / run.ok).toFixed(3)} ` +
+            `reads${run.failed ? `  (${run.failed} failed, first: ${run.firstError})` : ''}`,
+        )
       }
     }
     const metrics = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text())
@@ -171,16 +220,29 @@ async function main() {
     const per = (k: keyof typeof totals, field: 'commands' | 'reads') => totals[k][field] / totals[k].ok
     const ratio = rate('publishable') / rate('secret')
     console.log('')
-    console.log(`machine: ${availableParallelism()} cores, load average ${load1()}; POST /v1/leads/ingest, ${connections} connections, ${processes} API process(es), ${rounds} × ${seconds} s per kind`)
+    console.log(
+      `machine: ${availableParallelism()} cores, load average ${load1()}; POST /v1/leads/ingest, ${connections} ` +
+        `connections, ${processes} API process(es), ${rounds} × ${seconds} s per kind`,
+    )
     console.log(`secret key       ${rate('secret').toFixed(0).padStart(7)} req/s`)
     console.log(`publishable key  ${rate('publishable').toFixed(0).padStart(7)} req/s  (origin ${ORIGIN}, limits ${HIGH} per address and per key)`)
     console.log(`publishable / secret: ${ratio.toFixed(3)}× (goal ≥ 0.9×): ${ratio >= 0.9 ? 'met' : 'NOT met'}`)
     const cpuPer = (k: keyof typeof totals) => (totals[k].cpu / totals[k].ok) * 1e6
     // On a machine shared with other work the rates move with the neighbours; the API's own CPU per
     // request does not, and the rate it allows when the API is the bottleneck is its inverse.
-    console.log(`API CPU per request: secret ${cpuPer('secret').toFixed(0)} µs, publishable ${cpuPer('publishable').toFixed(0)} µs; secret / publishable: ${(cpuPer('secret') / cpuPer('publishable')).toFixed(3)}×`)
-    console.log(`limiter's Redis per publishable request: ${(per('publishable', 'commands') - per('secret', 'commands')).toFixed(3)} commands, ${(per('publishable', 'reads') - per('secret', 'reads')).toFixed(3)} round trips (Redis read events); the ingest's own: ${per('secret', 'commands').toFixed(3)} commands, ${per('secret', 'reads').toFixed(3)} round trips`)
-    console.log(`one API process's /metrics: rate_limit_checks_total ${checks}, rate_limit_fallbacks_total ${fallbacks}; failed requests: secret ${totals.secret.failed}, publishable ${totals.publishable.failed}`)
+    console.log(
+      `API CPU per request: secret ${cpuPer('secret').toFixed(0)} µs, publishable ${cpuPer('publishable').toFixed(0)} ` +
+        `µs; secret / publishable: ${(cpuPer('secret') / cpuPer('publishable')).toFixed(3)}×`,
+    )
+    console.log(
+      `limiter's Redis per publishable request: ${(per('publishable', 'commands') - per('secret', 'commands')).toFixed(3)} ` +
+        `commands, ${(per('publishable', 'reads') - per('secret', 'reads')).toFixed(3)} round trips (Redis read events); ` +
+        `the ingest's own: ${per('secret', 'commands').toFixed(3)} commands, ${per('secret', 'reads').toFixed(3)} round trips`,
+    )
+    console.log(
+      `one API process's /metrics: rate_limit_checks_total ${checks}, rate_limit_fallbacks_total ${fallbacks}; ` +
+        `failed requests: secret ${totals.secret.failed}, publishable ${totals.publishable.failed}`,
+    )
   } finally {
     await Promise.all(apis.map((a) => a.stop()))
     await clearQueue()

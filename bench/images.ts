@@ -38,7 +38,8 @@ const PUT_CONCURRENCY = Number(flags.concurrency ?? 4)
 const SESSION_SIZE = 50
 
 async function photo(i: number): Promise<Uint8Array> {
-  const W = 4000, H = 3000
+  const W = 4000,
+    H = 3000
   // Smooth gradient (sky/wall) + per-pixel noise (sensor grain, what makes photos expensive to code).
   const raw = Buffer.alloc(W * H * 3)
   let seed = 12345 + i * 7919
@@ -59,21 +60,24 @@ async function photo(i: number): Promise<Uint8Array> {
     <rect x="${400 + i * 37}" y="1500" width="1400" height="1200" fill="#8a6a4a" opacity="0.85"/>
     <circle cx="${3000 - i * 23}" cy="700" r="380" fill="#f4e2a1" opacity="0.8"/>
     <polygon points="2200,2900 3300,1600 3900,2900" fill="#2f5d3a" opacity="0.8"/></svg>`)
-  let img = sharp(raw, { raw: { width: W, height: H, channels: 3 } }).composite([{ input: shapes }]).jpeg({ quality: 90 })
+  let img = sharp(raw, { raw: { width: W, height: H, channels: 3 } })
+    .composite([{ input: shapes }])
+    .jpeg({ quality: 90 })
   if (i % 4 === 3) img = img.withMetadata({ orientation: 6 })
   return new Uint8Array(await img.toBuffer())
 }
 
 async function mapLimit<T>(items: T[], limit: number, fn: (item: T, i: number) => Promise<void>) {
   let next = 0
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++
-      await fn(items[i], i)
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++
+        await fn(items[i], i)
+      }
+    }),
+  )
 }
-
 
 /** The service under test: `bun run start`'s shape (API + image workers in one process). */
 async function serve(): Promise<never> {
@@ -88,10 +92,26 @@ async function serve(): Promise<never> {
   const workers = await startWorkers(config, logger, ['upload-complete', 'image-watermark', 'catalogue-reindex'])
   const business = await createBusiness(deps.database.db, `Bench Imágenes ${Date.now()}`)
   const key = generateApiKey()
-  await insertKey(deps.database.db, { businessId: business.id, keyId: key.keyId, secretHash: key.secretHash, name: 'bench', scopes: ['properties:write', 'properties:read'], expiresAt: null })
-  const propertyId = await insertProperty(deps.database.db, business.id, inputToColumns({
-    operations: ['venta'], type: 'casa', title: 'Bench', pricing: { sale: 1 }, location: { city: 'Valencia' }, area: { total: 100 },
-  } as never))
+  await insertKey(deps.database.db, {
+    businessId: business.id,
+    keyId: key.keyId,
+    secretHash: key.secretHash,
+    name: 'bench',
+    scopes: ['properties:write', 'properties:read'],
+    expiresAt: null,
+  })
+  const propertyId = await insertProperty(
+    deps.database.db,
+    business.id,
+    inputToColumns({
+      operations: ['venta'],
+      type: 'casa',
+      title: 'Bench',
+      pricing: { sale: 1 },
+      location: { city: 'Valencia' },
+      area: { total: 100 },
+    } as never),
+  )
   process.on('SIGTERM', async () => {
     await workers.close(10_000)
     server.stop(true)
@@ -107,7 +127,15 @@ const base = loadConfig()
 const dbUrl = new URL(base.databaseUrl)
 dbUrl.pathname = `/${decodeURIComponent(dbUrl.pathname.slice(1))}_bench_images`
 const dataDir = await mkdtemp(join(tmpdir(), 'bench-images-'))
-const env = { ...process.env, DATABASE_URL: dbUrl.toString(), DATA_DIR: dataDir, STORAGE_DRIVER: 'local', QUEUE_PREFIX: `bench-images-${Date.now()}`, LOG_LEVEL: 'warn', PORT: '0' }
+const env = {
+  ...process.env,
+  DATABASE_URL: dbUrl.toString(),
+  DATA_DIR: dataDir,
+  STORAGE_DRIVER: 'local',
+  QUEUE_PREFIX: `bench-images-${Date.now()}`,
+  LOG_LEVEL: 'warn',
+  PORT: '0',
+}
 await migrateDatabase(env.DATABASE_URL)
 
 console.log(`generating ${DISTINCT} distinct 12 MP photos for ${COUNT} files…`)
@@ -132,23 +160,28 @@ const service = await (async () => {
   return JSON.parse(text.slice(0, text.indexOf('\n'))) as { port: number; apiKey: string; propertyId: number; businessName: string }
 })()
 const memory = async (field: 'VmHWM' | 'VmRSS') => {
-  const status = await Bun.file(`/proc/${child.pid}/status`).text().catch(() => '')
+  const status = await Bun.file(`/proc/${child.pid}/status`)
+    .text()
+    .catch(() => '')
   const kb = Number(/^(\w+):\s+(\d+) kB$/m.exec(status.split('\n').find((l) => l.startsWith(field)) ?? '')?.[2] ?? NaN)
   return kb * 1024
 }
 const rssBefore = await memory('VmRSS')
 const config = loadConfig(env)
 const propertyId = service.propertyId
-const api = (path: string, init: RequestInit = {}) => fetch(`http://127.0.0.1:${service.port}${path}`, { ...init, headers: { 'x-api-key': service.apiKey, 'content-type': 'application/json', ...init.headers } })
+const api = (path: string, init: RequestInit = {}) =>
+  fetch(`http://127.0.0.1:${service.port}${path}`, { ...init, headers: { 'x-api-key': service.apiKey, 'content-type': 'application/json', ...init.headers } })
 
 const started = performance.now()
 const sessions: string[] = []
 for (let s = 0; s < COUNT; s += SESSION_SIZE) {
   const chunk = files.slice(s, s + SESSION_SIZE)
-  const created = await (await api(`/v1/properties/${propertyId}/images/uploads`, {
-    method: 'POST',
-    body: JSON.stringify({ files: chunk.map((f, i) => ({ filename: `foto-${s + i}.jpg`, content_type: 'image/jpeg', size: f.byteLength })) }),
-  })).json() as { upload_id: string; files: { url: string; headers: Record<string, string> }[] }
+  const created = (await (
+    await api(`/v1/properties/${propertyId}/images/uploads`, {
+      method: 'POST',
+      body: JSON.stringify({ files: chunk.map((f, i) => ({ filename: `foto-${s + i}.jpg`, content_type: 'image/jpeg', size: f.byteLength })) }),
+    })
+  ).json()) as { upload_id: string; files: { url: string; headers: Record<string, string> }[] }
   await mapLimit(chunk, PUT_CONCURRENCY, async (body, i) => {
     const res = await fetch(created.files[i].url, { method: 'PUT', headers: created.files[i].headers, body })
     if (res.status !== 200) throw new Error(`PUT answered ${res.status}`)
@@ -160,7 +193,7 @@ for (let s = 0; s < COUNT; s += SESSION_SIZE) {
 const uploadedAt = performance.now()
 for (const id of sessions) {
   for (;;) {
-    const status = await (await api(`/v1/properties/${propertyId}/images/uploads/${id}`)).json() as { data: { state: string; files: { state: string }[] } }
+    const status = (await (await api(`/v1/properties/${propertyId}/images/uploads/${id}`)).json()) as { data: { state: string; files: { state: string }[] } }
     if (status.data.state === 'completed' || status.data.state === 'failed') {
       const failed = status.data.files.filter((f) => f.state !== 'ready').length
       if (failed) throw new Error(`${failed} files of upload ${id} did not become ready`)

@@ -1,6 +1,8 @@
 /** `bun run bench <name> [args]`: runs bench/<name>.ts, which prints its figures. */
 const [name, ...args] = process.argv.slice(2)
-const known = ['catalogue', 'ingest', 'images', 'body-limits', 'events', 'feed', 'media', 'descriptions', 'forms', 'statements'].filter((n) => Bun.file(new URL(`./${n}.ts`, import.meta.url)).size > 0)
+const known = ['catalogue', 'ingest', 'images', 'body-limits', 'events', 'feed', 'media', 'descriptions', 'forms', 'statements'].filter(
+  (n) => Bun.file(new URL(`./${n}.ts`, import.meta.url)).size > 0,
+)
 if (!name || !known.includes(name)) {
   console.error(`usage: bun run bench <${known.join('|') || 'name'}> [args]`)
   process.exit(name ? 2 : 0)

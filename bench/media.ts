@@ -40,7 +40,11 @@ const SECONDS = Number(flags.seconds ?? 60)
 const IMAGES = Number(flags.images ?? 50)
 const LISTINGS = Number(flags.listings ?? 100)
 const REQUESTS = Number(flags.requests ?? 1000)
-const SKIP = new Set(String(flags.skip ?? '').split(',').filter(Boolean))
+const SKIP = new Set(
+  String(flags.skip ?? '')
+    .split(',')
+    .filter(Boolean),
+)
 
 const base = loadConfig()
 const dbUrl = new URL(base.databaseUrl)
@@ -53,8 +57,13 @@ const work = await mkdtemp(join(tmpdir(), 'bench-media-work-'))
 let handle: (r: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 })
 const server = Bun.serve({ port: 0, hostname: '127.0.0.1', maxRequestBodySize: Number.MAX_SAFE_INTEGER, fetch: (r) => handle(r) })
 const config = loadConfig({
-  ...process.env, DATABASE_URL: dbUrl.toString(), DATA_DIR: dataDir, STORAGE_DRIVER: 'local', QUEUE_PREFIX: `bench-media-${Date.now()}`,
-  PUBLIC_URL: `http://127.0.0.1:${server.port}`, IMAGE_IMPORT_ALLOW_HOSTS: '127.0.0.1',
+  ...process.env,
+  DATABASE_URL: dbUrl.toString(),
+  DATA_DIR: dataDir,
+  STORAGE_DRIVER: 'local',
+  QUEUE_PREFIX: `bench-media-${Date.now()}`,
+  PUBLIC_URL: `http://127.0.0.1:${server.port}`,
+  IMAGE_IMPORT_ALLOW_HOSTS: '127.0.0.1',
 })
 const logger = createLogger('warn')
 const deps = await createApiDeps(config, logger)
@@ -62,16 +71,34 @@ handle = createApp(deps).handle
 const workers = await startWorkers(config, logger, ['upload-complete', 'image-watermark', 'catalogue-reindex', 'video-transcode', 'storage-cleanup'])
 const business = await createBusiness(deps.database.db, `Bench Media ${Date.now()}`)
 const key = generateApiKey()
-await insertKey(deps.database.db, { businessId: business.id, keyId: key.keyId, secretHash: key.secretHash, name: 'bench', scopes: ['properties:write', 'properties:read'], expiresAt: null })
+await insertKey(deps.database.db, {
+  businessId: business.id,
+  keyId: key.keyId,
+  secretHash: key.secretHash,
+  name: 'bench',
+  scopes: ['properties:write', 'properties:read'],
+  expiresAt: null,
+})
 
 const api = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`http://127.0.0.1:${server.port}${path}`, { method, headers: { 'x-api-key': key.apiKey, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined })
+  const res = await fetch(`http://127.0.0.1:${server.port}${path}`, {
+    method,
+    headers: { 'x-api-key': key.apiKey, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  })
   const text = await res.text()
   if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${text}`)
   return JSON.parse(text)
 }
 const newProperty = async (publish = false) => {
-  const { id } = await api('POST', '/v1/properties', { operations: ['venta'], type: 'casa', title: 'Bench', pricing: { sale: 100000 }, location: { city: 'Valencia' }, area: { total: 100 } })
+  const { id } = await api('POST', '/v1/properties', {
+    operations: ['venta'],
+    type: 'casa',
+    title: 'Bench',
+    pricing: { sale: 100000 },
+    location: { city: 'Valencia' },
+    area: { total: 100 },
+  })
   if (publish) await api('POST', `/v1/properties/${id}/publish`)
   return id as number
 }
@@ -87,15 +114,27 @@ const run = async (cmd: string[]) => {
 }
 async function mapLimit<T>(items: T[], limit: number, fn: (item: T, i: number) => Promise<void>) {
   let next = 0
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++
-      await fn(items[i], i)
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++
+        await fn(items[i], i)
+      }
+    }),
+  )
 }
-const load = async () => (await Bun.file('/proc/loadavg').text().catch(() => '? ? ?')).split(' ').slice(0, 3).join(' ')
-const lines: string[] = [`media bench (${navigator.hardwareConcurrency} cores, ffmpeg ${await ffmpegVersion()}, local storage; load average at start ${await load()})`]
+const load = async () =>
+  (
+    await Bun.file('/proc/loadavg')
+      .text()
+      .catch(() => '? ? ?')
+  )
+    .split(' ')
+    .slice(0, 3)
+    .join(' ')
+const lines: string[] = [
+  `media bench (${navigator.hardwareConcurrency} cores, ffmpeg ${await ffmpegVersion()}, local storage; load average at start ${await load()})`,
+]
 async function ffmpegVersion() {
   const proc = Bun.spawn(['ffmpeg', '-version'], { stdout: 'pipe' })
   return (await new Response(proc.stdout).text()).split(' ')[2]
@@ -107,8 +146,38 @@ if (!SKIP.has('transcode')) {
   console.log(`generating a ${SECONDS} s 1080p30 H.264/AAC clip…`)
   // Test pattern with grain (x264 cannot skip it like a flat pattern) at a phone camera's
   // 1080p30 bitrate (16 Mb/s), stereo tone.
-  await run(['ffmpeg', '-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=size=1920x1080:rate=30:duration=${SECONDS},noise=alls=8:allf=t`, '-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${SECONDS}`,
-    '-c:v', 'libx264', '-preset', 'veryfast', '-b:v', '16M', '-maxrate', '16M', '-bufsize', '32M', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-ac', '2', '-shortest', clip])
+  await run([
+    'ffmpeg',
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=size=1920x1080:rate=30:duration=${SECONDS},noise=alls=8:allf=t`,
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=440:sample_rate=48000:duration=${SECONDS}`,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-b:v',
+    '16M',
+    '-maxrate',
+    '16M',
+    '-bufsize',
+    '32M',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-ac',
+    '2',
+    '-shortest',
+    clip,
+  ])
   const size = Bun.file(clip).size
   const body = new Uint8Array(await Bun.file(clip).arrayBuffer())
   const probe = await probeVideo(clip)
@@ -154,10 +223,18 @@ if (!SKIP.has('import')) {
   console.log(`generating ${IMAGES} photos…`)
   const photos: Uint8Array[] = []
   for (let i = 0; i < IMAGES; i++) {
-    const noise = await sharp({ create: { width: 2000, height: 1500, channels: 3, background: { r: 40 + i, g: 120, b: 200 - i }, noise: { type: 'gaussian', mean: 128, sigma: 30 } } }).jpeg({ quality: 88 }).toBuffer()
+    const noise = await sharp({
+      create: { width: 2000, height: 1500, channels: 3, background: { r: 40 + i, g: 120, b: 200 - i }, noise: { type: 'gaussian', mean: 128, sigma: 30 } },
+    })
+      .jpeg({ quality: 88 })
+      .toBuffer()
     photos.push(new Uint8Array(noise))
   }
-  const crm = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (r) => new Response(photos[Number(new URL(r.url).pathname.slice(1))], { headers: { 'content-type': 'image/jpeg' } }) })
+  const crm = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch: (r) => new Response(photos[Number(new URL(r.url).pathname.slice(1))], { headers: { 'content-type': 'image/jpeg' } }),
+  })
   const waitFor = async (propertyId: number, uploadId: string) => {
     for (;;) {
       const s = await api('GET', `/v1/properties/${propertyId}/images/uploads/${uploadId}`)
@@ -174,7 +251,9 @@ if (!SKIP.has('import')) {
   for (let r = 0; r < RUNS; r++) {
     let propertyId = await newProperty()
     let t = performance.now()
-    const created = await api('POST', `/v1/properties/${propertyId}/images/uploads`, { files: photos.map((p, i) => ({ filename: `${i}.jpg`, content_type: 'image/jpeg', size: p.byteLength })) })
+    const created = await api('POST', `/v1/properties/${propertyId}/images/uploads`, {
+      files: photos.map((p, i) => ({ filename: `${i}.jpg`, content_type: 'image/jpeg', size: p.byteLength })),
+    })
     await mapLimit(photos, 4, async (p, i) => {
       const res = await fetch(created.files[i].url, { method: 'PUT', headers: created.files[i].headers, body: p })
       if (res.status !== 200) throw new Error(`PUT answered ${res.status}`)
@@ -185,7 +264,9 @@ if (!SKIP.has('import')) {
 
     propertyId = await newProperty()
     t = performance.now()
-    const started = await api('POST', `/v1/properties/${propertyId}/images/imports`, { images: photos.map((_, i) => ({ url: `http://127.0.0.1:${crm.port}/${i}` })) })
+    const started = await api('POST', `/v1/properties/${propertyId}/images/imports`, {
+      images: photos.map((_, i) => ({ url: `http://127.0.0.1:${crm.port}/${i}` })),
+    })
     await waitFor(propertyId, started.upload_id)
     imports.push((performance.now() - t) / 1000)
     console.log(`  run ${r + 1}: upload ${uploads[r].toFixed(2)} s, import ${imports[r].toFixed(2)} s`)
@@ -194,7 +275,8 @@ if (!SKIP.has('import')) {
   const rate = (s: number) => IMAGES / s
   const ratio = rate(median(imports)) / rate(median(uploads))
   lines.push(
-    `${IMAGES} photos (2000×1500 JPEG, ${(photos.reduce((s, p) => s + p.byteLength, 0) / IMAGES / 1e6).toFixed(1)} MB mean) to ready, IMAGE_THREADS=${config.imageThreads}, ${RUNS} runs alternated:`,
+    `${IMAGES} photos (2000×1500 JPEG, ${(photos.reduce((s, p) => s + p.byteLength, 0) / IMAGES / 1e6).toFixed(1)} ` +
+      `MB mean) to ready, IMAGE_THREADS=${config.imageThreads}, ${RUNS} runs alternated:`,
     `  upload (create, PUT ×4, complete):   ${uploads.map((x) => x.toFixed(2)).join(' / ')} s → ${rate(median(uploads)).toFixed(2)} images/s`,
     `  import by URL from a local server:   ${imports.map((x) => x.toFixed(2)).join(' / ')} s → ${rate(median(imports)).toFixed(2)} images/s`,
     `  ratio import / upload:               ${ratio.toFixed(3)}  (goal ≥ 0.80: ${ratio >= 0.8 ? 'met' : 'NOT met'})`,
@@ -209,7 +291,14 @@ if (!SKIP.has('catalogue')) {
   // and p95(A) / p95(B) isolates what managing A's images does to A's catalogue reads.
   const control = await createBusiness(deps.database.db, `Bench Media control ${Date.now()}`)
   const controlKey = generateApiKey()
-  await insertKey(deps.database.db, { businessId: control.id, keyId: controlKey.keyId, secretHash: controlKey.secretHash, name: 'bench', scopes: ['properties:write', 'properties:read'], expiresAt: null })
+  await insertKey(deps.database.db, {
+    businessId: control.id,
+    keyId: controlKey.keyId,
+    secretHash: controlKey.secretHash,
+    name: 'bench',
+    scopes: ['properties:write', 'properties:read'],
+    expiresAt: null,
+  })
   const ids: number[] = []
   for (let i = 0; i < LISTINGS; i++) ids.push(await newProperty(true))
   await deps.database.db.execute(sql`
@@ -225,7 +314,11 @@ if (!SKIP.has('catalogue')) {
     await reindexCatalogue(deps, { businessId: b, batchSize: 500 })
   }
   const imagesOf = new Map<number, string[]>()
-  for (const id of ids) imagesOf.set(id, (await api('GET', `/v1/properties/${id}/images`)).data.map((i: { id: string }) => i.id))
+  for (const id of ids)
+    imagesOf.set(
+      id,
+      (await api('GET', `/v1/properties/${id}/images`)).data.map((i: { id: string }) => i.id),
+    )
 
   const get = async (apiKey: string) => {
     const t = performance.now()
@@ -255,7 +348,11 @@ if (!SKIP.has('catalogue')) {
       list.reverse()
       await api('PUT', `/v1/properties/${id}/images/order`, { image_ids: list })
     }
-    if (kind === 1) imagesOf.set(id, (await api('GET', `/v1/properties/${id}/images`)).data.map((i: { id: string }) => i.id))
+    if (kind === 1)
+      imagesOf.set(
+        id,
+        (await api('GET', `/v1/properties/${id}/images`)).data.map((i: { id: string }) => i.id),
+      )
     opsBusy += performance.now() - t
     ops++
   }
@@ -277,13 +374,16 @@ if (!SKIP.has('catalogue')) {
   for (let i = 0; i < 300; i++) await manage()
   const after = await measure()
   type M = Awaited<ReturnType<typeof measure>>
-  const f = (m: M) => `A p50 ${m.p50.toFixed(2)} / p95 ${m.p95.toFixed(2)} ms, B p50 ${m.controlP50.toFixed(2)} / p95 ${m.controlP95.toFixed(2)} ms, p95 A/B ${(m.p95 / m.controlP95).toFixed(2)}`
+  const f = (m: M) =>
+    `A p50 ${m.p50.toFixed(2)} / p95 ${m.p95.toFixed(2)} ms, B p50 ${m.controlP50.toFixed(2)} ` +
+    `/ p95 ${m.controlP95.toFixed(2)} ms, p95 A/B ${(m.p95 / m.controlP95).toFixed(2)}`
   lines.push(
     `GET /properties?limit=100, ${LISTINGS} listings × 20 images; A's images managed, B the identical control; ${REQUESTS} requests each, alternated, c=1:`,
     `  before any management:                       ${f(before)}`,
     `  during management (${duringOps} changes to A at ≤ 20/s): ${f(during)}`,
     `  after ${ops} changes to A:                     ${f(after)}`,
-    `  a change (PATCH title / cover, PUT order) took ${(opsBusy / ops).toFixed(1)} ms on average; goal: A's p95 unchanged within noise (A/B stays ≈ its value before)`,
+    `  a change (PATCH title / cover, PUT order) took ${(opsBusy / ops).toFixed(1)} ` +
+      `ms on average; goal: A's p95 unchanged within noise (A/B stays ≈ its value before)`,
   )
 }
 

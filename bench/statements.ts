@@ -22,13 +22,15 @@ async function measure(prepare: boolean): Promise<{ rate: number; p50: number; p
     await Promise.all(Array.from({ length: clients }, () => sql`select 1`))
     const latencies: number[] = []
     const end = performance.now() + seconds * 1000
-    await Promise.all(Array.from({ length: clients }, async (_, client) => {
-      for (let n = 0; performance.now() < end; n++) {
-        const started = performance.now()
-        await sql`select ${client}::int + ${n} as a, ${'x'}::text as b`
-        latencies.push(performance.now() - started)
-      }
-    }))
+    await Promise.all(
+      Array.from({ length: clients }, async (_, client) => {
+        for (let n = 0; performance.now() < end; n++) {
+          const started = performance.now()
+          await sql`select ${client}::int + ${n} as a, ${'x'}::text as b`
+          latencies.push(performance.now() - started)
+        }
+      }),
+    )
     latencies.sort((a, b) => a - b)
     const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]
     return { rate: latencies.length / seconds, p50: at(0.5), p95: at(0.95) }
@@ -38,7 +40,10 @@ async function measure(prepare: boolean): Promise<{ rate: number; p50: number; p
 }
 
 console.log(`select $1::int + $2, $3::text, ${clients} clients, ${seconds} s each`)
-for (const [label, prepare] of [['unnamed (prepare: false, ours)', false], ['named (prepare: true)', true]] as const) {
+for (const [label, prepare] of [
+  ['unnamed (prepare: false, ours)', false],
+  ['named (prepare: true)', true],
+] as const) {
   const r = await measure(prepare)
   console.log(`${label.padEnd(32)} ${Math.round(r.rate).toLocaleString('en')} queries/s  p50 ${r.p50.toFixed(2)} ms  p95 ${r.p95.toFixed(2)} ms`)
 }

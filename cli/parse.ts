@@ -11,10 +11,7 @@ import { COMMON_OPTIONS, UsageError, type Command, type Group, type OptionSpec }
 
 export const PROGRAM = 'bun run cli'
 
-export type Invocation =
-  | { kind: 'help'; level: HelpLevel }
-  | { kind: 'version' }
-  | { kind: 'run'; command: Command; args: Record<string, unknown> }
+export type Invocation = { kind: 'help'; level: HelpLevel } | { kind: 'version' } | { kind: 'run'; command: Command; args: Record<string, unknown> }
 
 export type HelpLevel = { group?: Group; name?: string; command?: Command }
 
@@ -43,7 +40,14 @@ export function resolve(argv: string[], groups: readonly Group[]): Invocation {
     return { kind: 'help', level: {} }
   }
   const group = groups.find((g) => g.name === first)
-  if (!group) throw new UsageError(`unknown command "${first}"${didYouMean(first, groups.map((g) => g.name), (s) => `"${s}"`)} ("${PROGRAM} --help" lists them)`)
+  if (!group)
+    throw new UsageError(
+      `unknown command "${first}"${didYouMean(
+        first,
+        groups.map((g) => g.name),
+        (s) => `"${s}"`,
+      )} ("${PROGRAM} --help" lists them)`,
+    )
 
   const [second] = rest
   if (second === '--help' || second === '-h') return { kind: 'help', level: { group } }
@@ -57,7 +61,8 @@ export function resolve(argv: string[], groups: readonly Group[]): Invocation {
     args = rest
   } else {
     const names = Object.keys(group.commands)
-    if (second === undefined) throw new UsageError(`missing command: ${PROGRAM} ${group.name} ${names.join('|')} ("${PROGRAM} ${group.name} --help" tells more)`)
+    if (second === undefined)
+      throw new UsageError(`missing command: ${PROGRAM} ${group.name} ${names.join('|')} ("${PROGRAM} ${group.name} --help" tells more)`)
     if (second.startsWith('-')) throw new UsageError(`${second} before a command: ${PROGRAM} ${group.name} ${names.join('|')} [flags]`)
     throw new UsageError(`unknown command "${group.name} ${second}"${didYouMean(second, names, (s) => `"${group.name} ${s}"`)} (known: ${names.join(', ')})`)
   }
@@ -96,7 +101,8 @@ function commandArgs(argv: string[], command: Command, path: string): Record<str
 }
 
 function convert(raw: string, flag: string, spec: Pick<OptionSpec, 'choices' | 'parse'>): unknown {
-  if (spec.choices && !spec.choices.includes(raw)) throw new UsageError(`${flag} must be one of ${spec.choices.join(', ')}, got "${raw}"${didYouMean(raw, spec.choices)}`)
+  if (spec.choices && !spec.choices.includes(raw))
+    throw new UsageError(`${flag} must be one of ${spec.choices.join(', ')}, got "${raw}"${didYouMean(raw, spec.choices)}`)
   return spec.parse ? spec.parse(raw, flag) : raw
 }
 
@@ -116,7 +122,13 @@ function parseFlags(args: string[], specs: Record<string, OptionSpec>, allowPosi
 }
 
 /** Names what strict parsing refused, reading the arguments as tokens. */
-function explain(args: string[], options: ParseArgsConfig['options'], specs: Record<string, OptionSpec>, allowPositionals: boolean, path: string): string | undefined {
+function explain(
+  args: string[],
+  options: ParseArgsConfig['options'],
+  specs: Record<string, OptionSpec>,
+  allowPositionals: boolean,
+  path: string,
+): string | undefined {
   const { tokens } = parseArgs({ args, options, strict: false, allowPositionals: true, tokens: true })
   const known = Object.keys(specs)
   const flagList = known.map((k) => `--${k}`).join(', ')

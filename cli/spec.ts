@@ -34,7 +34,11 @@ export interface OperandSpec<T = unknown> {
 
 type ValueOf<O> = O extends { parse: (raw: string, flag: string) => infer T }
   ? T
-  : O extends { choices: readonly (infer C)[] } ? C : O extends { value: string } ? string : boolean
+  : O extends { choices: readonly (infer C)[] }
+    ? C
+    : O extends { value: string }
+      ? string
+      : boolean
 type Presence<O, V> = O extends { value: string } ? (O extends { required: true } ? V : V | undefined) : V
 
 export type ArgsOf<Os, P> = { -readonly [K in keyof Os]: Presence<Os[K], ValueOf<Os[K]>> } & {

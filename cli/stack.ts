@@ -51,7 +51,8 @@ export async function composeTopology(path = resolve(ROOT, 'compose.yaml')): Pro
       if (!Array.isArray(s.command)) throw new Error(`compose.yaml: service ${name} has no command list`)
       const raw = s.environment?.WORKER_QUEUES
       const queues = s.command.includes('start:worker') ? (!raw || raw === 'all' ? [...QUEUE_NAMES] : raw.split(',').map((q) => q.trim())) : []
-      for (const q of queues) if (!(QUEUE_NAMES as readonly string[]).includes(q)) throw new Error(`compose.yaml: service ${name} names an unknown queue "${q}"`)
+      for (const q of queues)
+        if (!(QUEUE_NAMES as readonly string[]).includes(q)) throw new Error(`compose.yaml: service ${name} names an unknown queue "${q}"`)
       return { name, command: s.command, oneShot: s.restart === 'no', queues: queues as QueueName[] }
     })
 }
@@ -101,12 +102,16 @@ async function workersConnected(config: Config, groups: StackService[], deadline
   const queues = new Queues(connection, config.queuePrefix)
   const marker = `:w:${hostname()}:`
   try {
-    return await until(async () => {
-      for (const name of groups.flatMap((g) => g.queues)) {
-        if (!(await queues.get(name).getWorkers()).some((w) => String(w.rawname).includes(marker))) return false
-      }
-      return true
-    }, deadline, abandon)
+    return await until(
+      async () => {
+        for (const name of groups.flatMap((g) => g.queues)) {
+          if (!(await queues.get(name).getWorkers()).some((w) => String(w.rawname).includes(marker))) return false
+        }
+        return true
+      },
+      deadline,
+      abandon,
+    )
   } finally {
     await queues.close().catch(() => {})
     connection.disconnect()
@@ -114,7 +119,11 @@ async function workersConnected(config: Config, groups: StackService[], deadline
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { 's3-port': { type: 'string' }, 's3-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false })
+  const { values } = parseArgs({
+    options: { 's3-port': { type: 'string' }, 's3-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    strict: true,
+    allowPositionals: false,
+  })
   if (values.help) {
     console.log(USAGE)
     return 0
@@ -146,7 +155,10 @@ class Stack {
   /** Resolves once every process has exited and s3rver is closed. */
   readonly stopped = this.done.promise
 
-  constructor(private readonly config: Config, private readonly s3: Awaited<ReturnType<typeof startS3>>) {}
+  constructor(
+    private readonly config: Config,
+    private readonly s3: Awaited<ReturnType<typeof startS3>>,
+  ) {}
 
   /** Each one-shot (migrate) in compose order; one that fails stops the stack. */
   async runOneShots(services: StackService[]): Promise<void> {
@@ -172,7 +184,14 @@ class Stack {
     }
     const abandon = () => this.stopping
     const apiReady = await until(() => fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok), deadline, abandon)
-    const workersReady = apiReady && await workersConnected(this.config, services.filter((s) => s.queues.length), deadline, abandon)
+    const workersReady =
+      apiReady &&
+      (await workersConnected(
+        this.config,
+        services.filter((s) => s.queues.length),
+        deadline,
+        abandon,
+      ))
     if (apiReady && workersReady) say(`ready: API http://127.0.0.1:${port}, ${services.length} processes; Ctrl-C stops them all`)
     else if (!this.stopping) {
       say(`not ready within ${READY_TIMEOUT_MS / 1000} s (${apiReady ? 'a worker group is not connected to Redis' : 'the API does not answer /readyz'})`)
@@ -188,7 +207,9 @@ class Stack {
     say('stopping')
     for (const child of this.running.values()) child.kill('SIGTERM')
     // Each process drains within SHUTDOWN_TIMEOUT_MS and ends itself 5 s later at most.
-    const hardStop = setTimeout(() => { for (const child of this.running.values()) child.kill('SIGKILL') }, this.config.shutdownTimeoutMs + 10_000)
+    const hardStop = setTimeout(() => {
+      for (const child of this.running.values()) child.kill('SIGKILL')
+    }, this.config.shutdownTimeoutMs + 10_000)
     await Promise.all([...this.running.values()].map((c) => c.exited))
     clearTimeout(hardStop)
     await this.s3.close().catch(() => {})

@@ -29,7 +29,13 @@ export function parseConnectionUrl(raw: string): ConnectionUrl {
     if (!parsed.hostname || parsed.pathname || parsed.username) throw new Error(`host "${entry}" is not host or host:port`)
     return { host: parsed.hostname, port: parsed.port ? Number(parsed.port) : undefined }
   })
-  return { protocol: m[1] as ConnectionUrl['protocol'], userinfo: m[2] ?? '', hosts, database: decodeURIComponent(m[4] ?? ''), params: new URLSearchParams(m[5] ?? '') }
+  return {
+    protocol: m[1] as ConnectionUrl['protocol'],
+    userinfo: m[2] ?? '',
+    hosts,
+    database: decodeURIComponent(m[4] ?? ''),
+    params: new URLSearchParams(m[5] ?? ''),
+  }
 }
 
 export function formatConnectionUrl(u: ConnectionUrl): string {

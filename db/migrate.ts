@@ -42,7 +42,10 @@ export async function migrateDatabase(url: string): Promise<void> {
     await sql`select pg_advisory_lock(727001)`
     try {
       await sql`create extension if not exists postgis`.catch((error) => {
-        throw new Error(`PostGIS is not installed on this PostgreSQL server (${error.message}); install it with \`apt-get install postgresql-15-postgis-3\` or use the postgis/postgis image`)
+        throw new Error(
+          `PostGIS is not installed on this PostgreSQL server (${error.message}); install it ` +
+            `with \`apt-get install postgresql-15-postgis-3\` or use the postgis/postgis image`,
+        )
       })
       const before = await lastAppliedMigration(sql)
       await migrate(drizzle(sql), { migrationsFolder: MIGRATIONS })

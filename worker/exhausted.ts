@@ -59,9 +59,16 @@ export function withUnavailablePolicy(queue: QueueName, processor: Processor, de
       waitsSinceAlert++
       const now = Date.now()
       if (outageSince === undefined || now - lastAlert >= ALERT_EVERY_MS) {
-        logger.error(outageSince === undefined ? 'PostgreSQL unreachable: jobs wait for it, keeping their attempts' : 'PostgreSQL still unreachable: jobs keep waiting', {
-          ...unavailableCause(error), job_id: job.id, retry_in_ms: delay, waits: waitsSinceAlert, outage_ms: outageSince === undefined ? 0 : now - outageSince,
-        })
+        logger.error(
+          outageSince === undefined ? 'PostgreSQL unreachable: jobs wait for it, keeping their attempts' : 'PostgreSQL still unreachable: jobs keep waiting',
+          {
+            ...unavailableCause(error),
+            job_id: job.id,
+            retry_in_ms: delay,
+            waits: waitsSinceAlert,
+            outage_ms: outageSince === undefined ? 0 : now - outageSince,
+          },
+        )
         outageSince ??= now
         lastAlert = now
         waitsSinceAlert = 0

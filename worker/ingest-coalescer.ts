@@ -36,7 +36,10 @@ export class IngestCoalescer {
   private readonly waiting: Waiting[] = []
   private running = 0
 
-  constructor(private readonly storeLeads: StoreLeads, private readonly options: IngestCoalescerOptions) {}
+  constructor(
+    private readonly storeLeads: StoreLeads,
+    private readonly options: IngestCoalescerOptions,
+  ) {}
 
   /** Resolves, once the leads are committed, with how many of them this call created. */
   store(leads: IngestLead[]): Promise<number> {

@@ -51,6 +51,8 @@ export function startMaintenance(deps: WorkerDeps): { stop(): void; runOnce(): P
   const timer = setInterval(() => void runOnce(), INTERVAL_MS)
   timer.unref?.()
   // A deploy that changes the public document rebuilds the stored rows without waiting a round.
-  void MAINTENANCE_TASKS['catalogue-upgrade'](deps).catch((error) => deps.logger.warn('maintenance task failed', { task: 'catalogue-upgrade', error: (error as Error).message }))
+  void MAINTENANCE_TASKS['catalogue-upgrade'](deps).catch((error) =>
+    deps.logger.warn('maintenance task failed', { task: 'catalogue-upgrade', error: (error as Error).message }),
+  )
   return { stop: () => clearInterval(timer), runOnce }
 }

@@ -38,7 +38,12 @@ export interface WorkerOptions {
   jobOptions?: Partial<Record<JobKind, JobsOptions>>
 }
 
-export async function startWorkers(config: Config, logger: Logger, queueNames: QueueName[] = config.workerQueues, options: WorkerOptions = {}): Promise<RunningWorkers> {
+export async function startWorkers(
+  config: Config,
+  logger: Logger,
+  queueNames: QueueName[] = config.workerQueues,
+  options: WorkerOptions = {},
+): Promise<RunningWorkers> {
   const database = createDatabase(config.databaseUrl, { max: Math.max(10, Math.min(config.dbPoolSize, 30)), directUrl: config.databaseDirectUrl })
   try {
     await database.sql`select 1`
@@ -113,7 +118,9 @@ function createWorker(name: QueueName, deps: WorkerDeps, connection: IORedis): W
     }
     // Kept in the failed set (jobs.ts: removeOnFail false) until `cli queues retry|drop`.
     log.error('job exhausted its retries', { job_id: job.id, attempts: job.attemptsMade, error: error.message, kept_for: 'cli queues retry|drop' })
-    recordExhaustedJob(deps, name, job).catch((e: Error) => log.error('could not mark the data of an exhausted job failed; the sweep will', { job_id: job.id, error: e.message }))
+    recordExhaustedJob(deps, name, job).catch((e: Error) =>
+      log.error('could not mark the data of an exhausted job failed; the sweep will', { job_id: job.id, error: e.message }),
+    )
   })
   worker.on('error', (error) => log.error('worker error', { error: error.message }))
   return worker

@@ -39,8 +39,10 @@ export function preflightRoute({ request, set }: { request: Request; set: { stat
 export const PREFLIGHT_DETAIL = {
   summary: 'CORS preflight (no key)',
   description:
-    'What a browser asks before a page’s script sends the request (contract §16.2). No key, whatever the origin: 204 with `Access-Control-Allow-Origin: <Origin>`, ' +
-    '`Access-Control-Allow-Methods: POST`, `Access-Control-Allow-Headers: Content-Type, X-Api-Key, Idempotency-Key`, `Access-Control-Max-Age: 600` and `Vary: Origin`. ' +
+    'What a browser asks before a page’s script sends the request (contract §16.2). ' +
+    'No key, whatever the origin: 204 with `Access-Control-Allow-Origin: <Origin>`, ' +
+    '`Access-Control-Allow-Methods: POST`, `Access-Control-Allow-Headers: Content-Type, ' +
+    'X-Api-Key, Idempotency-Key`, `Access-Control-Max-Age: 600` and `Vary: Origin`. ' +
     'The request itself is then taken only with a publishable key from one of its origins.',
   tags: ['Leads'],
 }

@@ -22,13 +22,26 @@ import { plainJson } from '../../shared/platform/plain-json'
 import { checkBody, containsNul, findNul, inspectJsonBody, isFormPost, nulError, parseJsonBody, readFormBody } from '../request-body'
 import { readKeyHeader } from '../../shared/access/key-store'
 import { formErrors, formToBody } from '../../shared/platform/form-body'
-import { FORM_BODIES, corsHeaders, isBrowserPath, originAllowed, originRefused, redirectTarget, refusalLocation, splitForm, type FormBody } from '../browser-access'
+import {
+  FORM_BODIES,
+  corsHeaders,
+  isBrowserPath,
+  originAllowed,
+  originRefused,
+  redirectTarget,
+  refusalLocation,
+  splitForm,
+  type FormBody,
+} from '../browser-access'
 import { clientAddress } from '../client-address'
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/
 
 /** `routeOf` names the route of a request refused before routing (createApp passes its own router's). */
-export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys' | 'rateLimits' | 'peerAddress' | 'config'>, routeOf: (method: string, path: string) => string | undefined = () => undefined) {
+export function httpPlugin(
+  deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys' | 'rateLimits' | 'peerAddress' | 'config'>,
+  routeOf: (method: string, path: string) => string | undefined = () => undefined,
+) {
   /**
    * A publishable key's request (§16.2, §16.4): on a page's operation its `Origin` must be one of
    * the key's origins (nothing is counted for a refused one); then both limits are counted. The
@@ -66,7 +79,12 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys' | '
    * read first, under the same limits, and returned. Scopes are checked per route
    * (plugins/auth.ts). A publishable key is then admitted (origin, limits) by admitBrowser.
    */
-  async function authenticate(request: Request, set: { headers: Record<string, string | number> }, meta: RequestMeta, path: string): Promise<FormBody | undefined> {
+  async function authenticate(
+    request: Request,
+    set: { headers: Record<string, string | number> },
+    meta: RequestMeta,
+    path: string,
+  ): Promise<FormBody | undefined> {
     const headerKey = readKeyHeader(request.headers)
     let form: FormBody | undefined
     if (headerKey === null && isFormPost(request) && isBrowserPath(path)) {
@@ -92,109 +110,123 @@ export function httpPlugin(deps: Pick<AppDeps, 'logger' | 'metrics' | 'keys' | '
     return form
   }
 
-  return new Elysia({ name: 'http' })
-    .onRequest(async ({ request, set }) => {
-      const incoming = request.headers.get('x-request-id')
-      const id = incoming && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID()
-      const path = pathOf(request.url)
-      const meta: RequestMeta = { id, start: performance.now(), api: isApiPath(path), path }
-      metaByRequest.set(request, meta)
-      set.headers['x-request-id'] = id
-      set.headers['cache-control'] = 'no-store'
-      // contract §15 §6: no browser guesses a type other than the one sent (a JSON answer or a
-      // public copy read as HTML would run script that a description's author put there).
-      set.headers['x-content-type-options'] = 'nosniff'
-      // Before the key and any route: the path as resolved may name the parent resource (§6).
-      if (isRefusedPath(request)) {
-        meta.refusedPath = true
-        throw new AppError('not_found', 'No resource at this path: a `.` or `..` segment, plain or percent-encoded, is never resolved')
-      }
-      if (!meta.api) return
-      // A CORS preflight carries no key (§16.2): its route answers it.
-      if (request.method === 'OPTIONS' && isBrowserPath(path)) return
-      const form = await authenticate(request, set, meta, path)
-      await readBody(request, meta, path, form)
-    })
-    // The body was read once by inspectJsonBody (the stream is consumed); parse that text.
-    // Outside /v1 the only body is the local storage PUT, which streams the raw request itself
-    // (a route's `parse: 'none'` no longer applies once a global parse hook exists).
-    .onParse({ as: 'global' }, ({ request }) => {
-      const meta = metaByRequest.get(request)
-      if (!meta?.api) return null
-      // A form's fields become the JSON body, read by the route's own schema (§16.3).
-      if (meta.form) return formToBody(meta.form.fields, FORM_BODIES[meta.path!])
-      if (meta.bodyText === undefined) return
-      const body = parseJsonBody(meta.bodyText)
-      if (meta.auth?.browser) takeHoneypot(body, meta)
-      return body
-    })
-    // After authentication, scope and schema validation, so 401, 403 and the schema's 422 keep
-    // their precedence; before any handler reaches the database.
-    .onBeforeHandle({ as: 'global' }, ({ request, query, body }) => {
-      const meta = metaByRequest.get(request)
-      if (!meta?.api) return
-      const errors: FieldError[] = []
-      if (request.url.includes('%00')) {
-        for (const [name, value] of Object.entries(query ?? {})) if (containsNul(value)) errors.push(nulError(['query', name]))
-      }
-      if (meta.bodyHasNul) findNul(body, ['body'], errors)
-      if (errors.length) throw new AppError('validation', validationDetail(errors), { errors })
-    })
-    // A handler's object or array is written here rather than by Elysia, with numbers in plain
-    // decimals (contract §15: never `1e-7`); answers already made (Response, text) pass as they are.
-    .mapResponse({ as: 'global' }, ({ responseValue, set }) => {
-      if (!isPlainJson(responseValue)) return
-      const headers = { ...(set.headers as Record<string, string>) }
-      headers['content-type'] ??= 'application/json'
-      return new Response(plainJson(responseValue), { status: typeof set.status === 'number' ? set.status : 200, headers })
-    })
-    .onError({ as: 'global' }, async ({ request, error, code, params, query }) => {
-      const meta: RequestMeta = metaByRequest.get(request) ?? { id: randomUUID(), start: performance.now(), api: isApiPath(pathOf(request.url)) }
-      metaByRequest.set(request, meta)
-      const { status, body, headers } = toProblem(error, code, { method: request.method, path: pathOf(request.url) }, meta.id, deps.logger, { path: params, query })
-      // A form's errors name its fields as it spelt them (§16.3).
-      if (meta.form && body && typeof body === 'object' && Array.isArray((body as { errors?: unknown }).errors)) {
-        const problem = body as { errors: FieldError[]; detail: string }
-        problem.errors = formErrors(problem.errors)
-        if (problem.errors.length === 1 || status === 422) problem.detail = validationDetail(problem.errors)
-      }
-      const text = typeof body === 'string' ? body : plainJson(body)
-      // A refusal of an idempotent request is its key's answer: stored as exactly this text, so
-      // a replay is the same bytes (shared/platform/idempotency.ts).
-      if (error instanceof ClaimedRefusal) await error.storeAnswer(status, text)
-      const extra = meta.headers ? { ...meta.headers, ...headers } : headers
-      // A plain form is sent back to its page, the refusal named in the query (§16.3).
-      if (meta.redirect && status >= 400 && status < 500) {
-        meta.status = 303
-        return new Response(null, { status: 303, headers: { location: refusalLocation(meta.redirect, typeof body === 'string' ? JSON.parse(body) : (body as object)), 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'x-request-id': meta.id, ...extra } })
-      }
-      meta.status = status
-      return problemResponse(status, text, meta.id, extra)
-    })
-    .onAfterResponse({ as: 'global' }, (ctx) => {
-      const { request, set } = ctx
-      const meta = metaByRequest.get(request)
-      if (!meta) return
-      const status = meta.status ?? (typeof set.status === 'number' ? set.status : 200)
-      const ms = performance.now() - meta.start
-      // A refused path's resolved form names another route: it is labelled as matching none.
-      const route = meta.refusedPath ? 'unmatched' : (matchedRoute(ctx) ?? routeOf(request.method, pathOf(request.url)) ?? 'unmatched')
-      deps.metrics.observeRequest(request.method, route, status, ms / 1000)
-      if (meta.auth) {
-        deps.metrics.access.requests[meta.auth.kind]++
-        if (meta.honeypotAnswered) deps.metrics.access.honeypotHits++
-      }
-      // A 5xx is ours to look at; a 4xx is the client's (an alert on error lines stays meaningful).
-      deps.logger[status >= 500 ? 'error' : 'info']('request', {
-        request_id: meta.id,
-        method: request.method,
-        route,
-        status,
-        latency_ms: Math.round(ms * 100) / 100,
-        key_id: meta.auth?.keyId,
-        business_id: meta.auth?.business.id,
+  return (
+    new Elysia({ name: 'http' })
+      .onRequest(async ({ request, set }) => {
+        const incoming = request.headers.get('x-request-id')
+        const id = incoming && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID()
+        const path = pathOf(request.url)
+        const meta: RequestMeta = { id, start: performance.now(), api: isApiPath(path), path }
+        metaByRequest.set(request, meta)
+        set.headers['x-request-id'] = id
+        set.headers['cache-control'] = 'no-store'
+        // contract §15 §6: no browser guesses a type other than the one sent (a JSON answer or a
+        // public copy read as HTML would run script that a description's author put there).
+        set.headers['x-content-type-options'] = 'nosniff'
+        // Before the key and any route: the path as resolved may name the parent resource (§6).
+        if (isRefusedPath(request)) {
+          meta.refusedPath = true
+          throw new AppError('not_found', 'No resource at this path: a `.` or `..` segment, plain or percent-encoded, is never resolved')
+        }
+        if (!meta.api) return
+        // A CORS preflight carries no key (§16.2): its route answers it.
+        if (request.method === 'OPTIONS' && isBrowserPath(path)) return
+        const form = await authenticate(request, set, meta, path)
+        await readBody(request, meta, path, form)
       })
-    })
+      // The body was read once by inspectJsonBody (the stream is consumed); parse that text.
+      // Outside /v1 the only body is the local storage PUT, which streams the raw request itself
+      // (a route's `parse: 'none'` no longer applies once a global parse hook exists).
+      .onParse({ as: 'global' }, ({ request }) => {
+        const meta = metaByRequest.get(request)
+        if (!meta?.api) return null
+        // A form's fields become the JSON body, read by the route's own schema (§16.3).
+        if (meta.form) return formToBody(meta.form.fields, FORM_BODIES[meta.path!])
+        if (meta.bodyText === undefined) return
+        const body = parseJsonBody(meta.bodyText)
+        if (meta.auth?.browser) takeHoneypot(body, meta)
+        return body
+      })
+      // After authentication, scope and schema validation, so 401, 403 and the schema's 422 keep
+      // their precedence; before any handler reaches the database.
+      .onBeforeHandle({ as: 'global' }, ({ request, query, body }) => {
+        const meta = metaByRequest.get(request)
+        if (!meta?.api) return
+        const errors: FieldError[] = []
+        if (request.url.includes('%00')) {
+          for (const [name, value] of Object.entries(query ?? {})) if (containsNul(value)) errors.push(nulError(['query', name]))
+        }
+        if (meta.bodyHasNul) findNul(body, ['body'], errors)
+        if (errors.length) throw new AppError('validation', validationDetail(errors), { errors })
+      })
+      // A handler's object or array is written here rather than by Elysia, with numbers in plain
+      // decimals (contract §15: never `1e-7`); answers already made (Response, text) pass as they are.
+      .mapResponse({ as: 'global' }, ({ responseValue, set }) => {
+        if (!isPlainJson(responseValue)) return
+        const headers = { ...(set.headers as Record<string, string>) }
+        headers['content-type'] ??= 'application/json'
+        return new Response(plainJson(responseValue), { status: typeof set.status === 'number' ? set.status : 200, headers })
+      })
+      .onError({ as: 'global' }, async ({ request, error, code, params, query }) => {
+        const meta: RequestMeta = metaByRequest.get(request) ?? { id: randomUUID(), start: performance.now(), api: isApiPath(pathOf(request.url)) }
+        metaByRequest.set(request, meta)
+        const { status, body, headers } = toProblem(error, code, { method: request.method, path: pathOf(request.url) }, meta.id, deps.logger, {
+          path: params,
+          query,
+        })
+        // A form's errors name its fields as it spelt them (§16.3).
+        if (meta.form && body && typeof body === 'object' && Array.isArray((body as { errors?: unknown }).errors)) {
+          const problem = body as { errors: FieldError[]; detail: string }
+          problem.errors = formErrors(problem.errors)
+          if (problem.errors.length === 1 || status === 422) problem.detail = validationDetail(problem.errors)
+        }
+        const text = typeof body === 'string' ? body : plainJson(body)
+        // A refusal of an idempotent request is its key's answer: stored as exactly this text, so
+        // a replay is the same bytes (shared/platform/idempotency.ts).
+        if (error instanceof ClaimedRefusal) await error.storeAnswer(status, text)
+        const extra = meta.headers ? { ...meta.headers, ...headers } : headers
+        // A plain form is sent back to its page, the refusal named in the query (§16.3).
+        if (meta.redirect && status >= 400 && status < 500) {
+          meta.status = 303
+          return new Response(null, {
+            status: 303,
+            headers: {
+              location: refusalLocation(meta.redirect, typeof body === 'string' ? JSON.parse(body) : (body as object)),
+              'cache-control': 'no-store',
+              'x-content-type-options': 'nosniff',
+              'x-request-id': meta.id,
+              ...extra,
+            },
+          })
+        }
+        meta.status = status
+        return problemResponse(status, text, meta.id, extra)
+      })
+      .onAfterResponse({ as: 'global' }, (ctx) => {
+        const { request, set } = ctx
+        const meta = metaByRequest.get(request)
+        if (!meta) return
+        const status = meta.status ?? (typeof set.status === 'number' ? set.status : 200)
+        const ms = performance.now() - meta.start
+        // A refused path's resolved form names another route: it is labelled as matching none.
+        const route = meta.refusedPath ? 'unmatched' : (matchedRoute(ctx) ?? routeOf(request.method, pathOf(request.url)) ?? 'unmatched')
+        deps.metrics.observeRequest(request.method, route, status, ms / 1000)
+        if (meta.auth) {
+          deps.metrics.access.requests[meta.auth.kind]++
+          if (meta.honeypotAnswered) deps.metrics.access.honeypotHits++
+        }
+        // A 5xx is ours to look at; a 4xx is the client's (an alert on error lines stays meaningful).
+        deps.logger[status >= 500 ? 'error' : 'info']('request', {
+          request_id: meta.id,
+          method: request.method,
+          route,
+          status,
+          latency_ms: Math.round(ms * 100) / 100,
+          key_id: meta.auth?.keyId,
+          business_id: meta.auth?.business.id,
+        })
+      })
+  )
 }
 
 /**

@@ -83,19 +83,31 @@ export const docsRoutes = () => {
   const page = docsPage(bundlePath, initPath)
   const init = docsInitScript()
   return new Elysia({ name: 'routes.docs', detail: { hide: true } })
-    .get('/docs', ({ set }) => {
-      set.headers['content-type'] = 'text/html; charset=utf-8'
-      set.headers['content-security-policy'] = DOCS_CSP
-      return page
-    }, { detail: { hide: true } })
-    .get(initPath, ({ set }) => {
-      set.headers['content-type'] = 'text/javascript; charset=utf-8'
-      return init
-    }, { detail: { hide: true } })
-    .get('/docs/assets/:asset/standalone.js', async ({ params, set }) => {
-      // Only the installed version exists: an old page asking for another one gets a 404, never other bytes under a year-long cache.
-      if (params.asset !== `scalar-${bundle.version}`) throw new AppError('not_found', 'Not found')
-      set.headers['cache-control'] = IMMUTABLE
-      return new Response(Bun.file(bundle.file), { headers: { 'content-type': 'text/javascript; charset=utf-8' } })
-    }, { detail: { hide: true } })
+    .get(
+      '/docs',
+      ({ set }) => {
+        set.headers['content-type'] = 'text/html; charset=utf-8'
+        set.headers['content-security-policy'] = DOCS_CSP
+        return page
+      },
+      { detail: { hide: true } },
+    )
+    .get(
+      initPath,
+      ({ set }) => {
+        set.headers['content-type'] = 'text/javascript; charset=utf-8'
+        return init
+      },
+      { detail: { hide: true } },
+    )
+    .get(
+      '/docs/assets/:asset/standalone.js',
+      async ({ params, set }) => {
+        // Only the installed version exists: an old page asking for another one gets a 404, never other bytes under a year-long cache.
+        if (params.asset !== `scalar-${bundle.version}`) throw new AppError('not_found', 'Not found')
+        set.headers['cache-control'] = IMMUTABLE
+        return new Response(Bun.file(bundle.file), { headers: { 'content-type': 'text/javascript; charset=utf-8' } })
+      },
+      { detail: { hide: true } },
+    )
 }

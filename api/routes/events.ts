@@ -18,15 +18,20 @@ const NUMERIC_QUERY = ['after', 'limit'] as const
  * cannot be an event id (any length, any characters, a percent-encoding that decodes to nothing)
  * is answered before validation would call it a 422; a missing scope still answers 403 first.
  */
-const eventIdOr404 = (operation: 'getEvent' | 'redeliverEvent') => ({ params, request }: { params: Record<string, unknown>; request: Request }) => {
-  requireOperationScope(request, operation)
-  if (!isEventId(params.event_id)) throw notFound('Event')
-}
+const eventIdOr404 =
+  (operation: 'getEvent' | 'redeliverEvent') =>
+  ({ params, request }: { params: Record<string, unknown>; request: Request }) => {
+    requireOperationScope(request, operation)
+    if (!isEventId(params.event_id)) throw notFound('Event')
+  }
 
 const VISIBILITY =
-  'A key sees the events of what its scopes can read: `lead.*` and `inquiry.*` need `leads:read`; `property.*`, `image.*` and `video.*` need `properties:read`, ' +
-  'and the types that carry private fields of listings (drafts, exact addresses) — `property.created`, `property.updated`, `image.*`, `video.*` — need `properties:write` as well. ' +
-  'A `properties:read` key without `properties:write` sees `property.published`, `property.unpublished` and `property.deleted` only. Other events are simply absent. Events are kept 30 days.'
+  'A key sees the events of what its scopes can read: `lead.*` and `inquiry.*` ' +
+  'need `leads:read`; `property.*`, `image.*` and `video.*` need `properties:read`, ' +
+  'and the types that carry private fields of listings (drafts, exact addresses) — ' +
+  '`property.created`, `property.updated`, `image.*`, `video.*` — need `properties:write` as well. ' +
+  'A `properties:read` key without `properties:write` sees `property.published`, `property.unpublished` ' +
+  'and `property.deleted` only. Other events are simply absent. Events are kept 30 days.'
 
 export const eventRoutes = (deps: AppDeps) =>
   new Elysia({ name: 'routes.events', prefix: '/v1', detail: { tags: ['Events'] } })
@@ -58,13 +63,20 @@ export const eventRoutes = (deps: AppDeps) =>
         response: { 200: EventListResponse },
         detail: {
           summary: 'List events',
-          description: `Events after \`after\`, ascending by \`sequence\` (strictly increasing within the business, in commit order), at most \`limit\`. Keep \`next_after\` and pass it as \`after\` to continue; \`has_more\` says whether another page is ready now. \`types\` narrows the list (\`lead.created,property.*\`); an unknown type is a 422. ${VISIBILITY}`,
+          description:
+            `Events after \`after\`, ascending by \`sequence\` (strictly increasing within the business, in commit order), at ` +
+            `most \`limit\`. Keep \`next_after\` and pass it as \`after\` to continue; \`has_more\` says whether another page ` +
+            `is ready now. \`types\` narrows the list (\`lead.created,property.*\`); an unknown type is a 422. ${VISIBILITY}`,
         },
       },
     )
     .get(
       '/events/:event_id',
-      async ({ auth, params }) => ({ status: 'ok' as const, data: await getEvent(deps, { businessId: auth.business.id, scopes: auth.scopes }, params.event_id), authenticated_as: auth.business.name }),
+      async ({ auth, params }) => ({
+        status: 'ok' as const,
+        data: await getEvent(deps, { businessId: auth.business.id, scopes: auth.scopes }, params.event_id),
+        authenticated_as: auth.business.name,
+      }),
       {
         operation: 'getEvent',
         transform: eventIdOr404('getEvent'),
@@ -88,7 +100,10 @@ export const eventRoutes = (deps: AppDeps) =>
         response: { 202: RedeliverResponse },
         detail: {
           summary: 'Deliver an event to a webhook endpoint again',
-          description: 'Queues a further attempt of the event\'s delivery to the endpoint (attempt numbers continue; a delivery is created if the endpoint never had one), whatever the delivery\'s state. 404 for an event the key cannot see or an endpoint of another business; 409 when the endpoint is disabled.',
+          description:
+            "Queues a further attempt of the event's delivery to the endpoint (attempt numbers continue; a " +
+            "delivery is created if the endpoint never had one), whatever the delivery's state. 404 for an " +
+            'event the key cannot see or an endpoint of another business; 409 when the endpoint is disabled.',
         },
       },
     )

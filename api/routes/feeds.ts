@@ -40,7 +40,8 @@ export const feedRoutes = (deps: AppDeps) =>
         summary: 'Portal feed in Kyero v3 XML',
         description:
           'Every published listing of the business, with the public representation’s privacy rules, in Kyero’s v3 format (docs/feeds.md). ' +
-          'No API key: the token in the path is the credential; an unknown or revoked token is a 404. Supports `If-None-Match` and `If-Modified-Since` (304). ' +
+          'No API key: the token in the path is the credential; an unknown or revoked ' +
+          'token is a 404. Supports `If-None-Match` and `If-Modified-Since` (304). ' +
           'The one cacheable answer: `Cache-Control: public, max-age=300`.',
         security: [],
         responses: {

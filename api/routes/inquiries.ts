@@ -41,21 +41,25 @@ export const inquiryRoutes = (deps: AppDeps) => {
         // Refused before the key is claimed: a 422 here is not stored as the key's answer.
         const values = inquiryValuesOf(body)
         let deliveryId = null as string | null
-        const result = await idempotent<LeadInquiryAnswer>(db, { apiKeyId: auth.apiKeyId, operation: 'createLeadInquiry', key: headers['idempotency-key'], body }, async (tx) => {
-          const created = await createInquiry(tx, auth.business.id, values)
-          deliveryId = created.deliveryId
-          return {
-            status: 200,
-            body: {
-              status: 'ok' as const,
-              inquiry_id: created.inquiryId,
-              lead_id: created.leadId,
-              lead_created: created.leadCreated,
-              outreach: created.outreach,
-              authenticated_as: auth.business.name,
-            },
-          }
-        })
+        const result = await idempotent<LeadInquiryAnswer>(
+          db,
+          { apiKeyId: auth.apiKeyId, operation: 'createLeadInquiry', key: headers['idempotency-key'], body },
+          async (tx) => {
+            const created = await createInquiry(tx, auth.business.id, values)
+            deliveryId = created.deliveryId
+            return {
+              status: 200,
+              body: {
+                status: 'ok' as const,
+                inquiry_id: created.inquiryId,
+                lead_id: created.leadId,
+                lead_created: created.leadCreated,
+                outreach: created.outreach,
+                authenticated_as: auth.business.name,
+              },
+            }
+          },
+        )
         // After commit: the worker must find the delivery row.
         if (deliveryId !== null) await queueOutreachDelivery(deps, deliveryId)
         return idempotentAnswer(set, result)
@@ -69,8 +73,10 @@ export const inquiryRoutes = (deps: AppDeps) => {
         detail: {
           summary: 'Create a contact-form inquiry',
           description:
-            'Attaches the inquiry to the contact with the same phone (E.164) or email (case-insensitive) — that contact is not modified (`lead_created: false`) — or creates a contact from `contact` and `lead` (`lead_created: true`). ' +
-            'When `outreach` is not false and the business has an enabled outreach endpoint, the inquiry is delivered to it by the `outreach` worker as a signed webhook (`outreach: "queued"`); see docs/outreach.md. ' +
+            'Attaches the inquiry to the contact with the same phone (E.164) or email (case-insensitive) — that contact is ' +
+            'not modified (`lead_created: false`) — or creates a contact from `contact` and `lead` (`lead_created: true`). ' +
+            'When `outreach` is not false and the business has an enabled outreach endpoint, the inquiry is delivered ' +
+            'to it by the `outreach` worker as a signed webhook (`outreach: "queued"`); see docs/outreach.md. ' +
             'With `Idempotency-Key`, a retry within 24 h returns the original answer with `Idempotent-Replayed: true` and creates nothing.',
         },
       },

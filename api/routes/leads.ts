@@ -13,8 +13,18 @@ import { CreatedResponse, IdempotencyKeyHeader, idParam, pathIdsToNumbers } from
 import { idempotent } from '../../shared/platform/idempotency'
 import { createLead, eraseLead, exportLead, getLead, listLeadInquiries, listLeads, prepareIngestLead, updateLead } from '../../shared/leads/operations'
 import {
-  INGEST_BUDGET_PROBLEM_EXAMPLE, INGEST_PHONE_PROBLEM_EXAMPLE, InquiryListQuery, InquiryListResponse, LeadCreateRequest, LeadDetailResponse, LeadExportResponse, LeadListQuery, LeadListResponse,
-  LeadUpdateRequest, RentalIngestRequest, RentalIngestResponse,
+  INGEST_BUDGET_PROBLEM_EXAMPLE,
+  INGEST_PHONE_PROBLEM_EXAMPLE,
+  InquiryListQuery,
+  InquiryListResponse,
+  LeadCreateRequest,
+  LeadDetailResponse,
+  LeadExportResponse,
+  LeadListQuery,
+  LeadListResponse,
+  LeadUpdateRequest,
+  RentalIngestRequest,
+  RentalIngestResponse,
 } from '../../shared/leads/schemas'
 
 const NUMERIC_QUERY = ['limit', 'offset'] as const
@@ -45,7 +55,9 @@ export const leadRoutes = (deps: AppDeps) => {
         response: { 200: LeadListResponse },
         detail: {
           summary: 'List the business contacts',
-          description: 'Newest first (creation time, ties on id descending), with the total `count` across pages. Optional filters combine with AND: `type`, `phone` (normalised to E.164 before comparing), `email` (case-insensitive), `updated_since` (ISO 8601).',
+          description:
+            'Newest first (creation time, ties on id descending), with the total `count` across pages. Optional filters combine with ' +
+            'AND: `type`, `phone` (normalised to E.164 before comparing), `email` (case-insensitive), `updated_since` (ISO 8601).',
         },
       },
     )
@@ -65,7 +77,10 @@ export const leadRoutes = (deps: AppDeps) => {
         response: { 201: CreatedResponse },
         detail: {
           summary: 'Create a contact',
-          description: 'Creates a CRM contact without initiating outreach. `type` defaults to `demandante`. The phone is normalised to E.164 (no prefix: Spanish); an invalid phone is a 422. A phone or email (case-insensitive) already held by a contact of the business is a 409 `Duplicate contact` with `existing_id`. With `Idempotency-Key`, a retry within 24 h returns the original answer with `Idempotent-Replayed: true`.',
+          description:
+            'Creates a CRM contact without initiating outreach. `type` defaults to `demandante`. The phone is normalised to E.164 (no prefix: ' +
+            'Spanish); an invalid phone is a 422. A phone or email (case-insensitive) already held by a contact of the business is a 409 `Duplicate ' +
+            'contact` with `existing_id`. With `Idempotency-Key`, a retry within 24 h returns the original answer with `Idempotent-Replayed: true`.',
         },
       },
     )
@@ -95,7 +110,9 @@ export const leadRoutes = (deps: AppDeps) => {
         response: { 200: CreatedResponse },
         detail: {
           summary: 'Update a contact',
-          description: 'Only the supplied fields change; `null` clears a nullable field; `updated_at` moves on every update. Same normalisation, 422 and 409 rules as creation.',
+          description:
+            'Only the supplied fields change; `null` clears a nullable field; `updated_at` ' +
+            'moves on every update. Same normalisation, 422 and 409 rules as creation.',
         },
       },
     )
@@ -112,19 +129,32 @@ export const leadRoutes = (deps: AppDeps) => {
         response: { 200: CreatedResponse },
         detail: {
           summary: 'Erase a contact (data-subject right)',
-          description: 'Removes the person everywhere this service holds them: the contact, its inquiries (messages and contact data), their outreach deliveries (pending ones cancelled), the personal fields of the stored events about them (each keeps `{id}`; their pending webhook deliveries are cancelled) and the idempotency answers naming them; records `lead.deleted` (`{id}` only). Queued leads of the rental ingest with the same phone are removed from the queue right after. The same phone or email may be created again afterwards. 404 for a missing or foreign id.',
+          description:
+            'Removes the person everywhere this service holds them: the contact, its inquiries (messages and contact data), ' +
+            'their outreach deliveries (pending ones cancelled), the personal fields of the stored events about them ' +
+            '(each keeps `{id}`; their pending webhook deliveries are cancelled) and the idempotency answers naming them; ' +
+            'records `lead.deleted` (`{id}` only). Queued leads of the rental ingest with the same phone are removed from the ' +
+            'queue right after. The same phone or email may be created again afterwards. 404 for a missing or foreign id.',
         },
       },
     )
     .get(
       '/leads/:lead_id/export',
-      async ({ auth, params }) => ({ status: 'ok' as const, data: await exportLead(deps, auth.business.id, params.lead_id), authenticated_as: auth.business.name }),
+      async ({ auth, params }) => ({
+        status: 'ok' as const,
+        data: await exportLead(deps, auth.business.id, params.lead_id),
+        authenticated_as: auth.business.name,
+      }),
       {
         operation: 'exportLead',
         transform: pathIdsToNumbers,
         params: idParam('lead_id'),
         response: { 200: LeadExportResponse },
-        detail: { summary: 'Export everything held about a contact (data-subject right)', description: 'The lead, its inquiries with the contact data they were sent with, their outreach deliveries, and the stored events about them (kept 30 days).' },
+        detail: {
+          summary: 'Export everything held about a contact (data-subject right)',
+          description:
+            'The lead, its inquiries with the contact data they were sent with, their outreach deliveries, and the stored events about them (kept 30 days).',
+        },
       },
     )
     .get(
@@ -149,7 +179,10 @@ export const leadRoutes = (deps: AppDeps) => {
         response: { 200: InquiryListResponse },
         detail: {
           summary: 'List a contact’s inquiries',
-          description: 'The contact-form inquiries attached to the lead, newest first, with the state of their outreach (`queued`, `delivered`, `failed`, `skipped`, `not_configured`). Paged with `limit` (1–1000, default 100) and `offset`; `count` is the total. 404 for a missing or foreign lead.',
+          description:
+            'The contact-form inquiries attached to the lead, newest first, with the state of their ' +
+            'outreach (`queued`, `delivered`, `failed`, `skipped`, `not_configured`). Paged with `limit` ' +
+            '(1–1000, default 100) and `offset`; `count` is the total. 404 for a missing or foreign lead.',
         },
       },
     )
@@ -168,13 +201,24 @@ export const leadRoutes = (deps: AppDeps) => {
         detail: {
           summary: 'Ingest a rental-seeking lead from a landing form',
           description: [
-            'Creates a lead with type `demandante`, operation `alquiler`, property types `apartamento` and `casa`, rating 3, urgency `alta-urgencia`, and a readable summary of the form in the notes.',
-            'The primary phone is the first valid number of `areaCode`+`phoneNumber`, `phoneE164`, `phone`, `phoneRaw`; none valid is a 422. A malformed `search.budget` is the documented 500.',
-            'The 200 is sent once the lead is durably queued (or, if the queue is unreachable, stored); it is persisted right after. If the business already has a lead with this primary phone nothing is created or updated, and the answer is still 200. No lead id is returned. No `Idempotency-Key`: repeating a submission is harmless (the phone de-duplicates).',
+            'Creates a lead with type `demandante`, operation `alquiler`, property types `apartamento` and ' +
+              '`casa`, rating 3, urgency `alta-urgencia`, and a readable summary of the form in the notes.',
+            'The primary phone is the first valid number of `areaCode`+`phoneNumber`, `phoneE164`, ' +
+              '`phone`, `phoneRaw`; none valid is a 422. A malformed `search.budget` is the documented 500.',
+            'The 200 is sent once the lead is durably queued (or, if the queue is unreachable, stored); it is persisted right ' +
+              'after. If the business already has a lead with this primary phone nothing is created or updated, and the answer is ' +
+              'still 200. No lead id is returned. No `Idempotency-Key`: repeating a submission is harmless (the phone de-duplicates).',
           ].join('\n\n'),
           'x-problem-responses': {
-            422: { description: 'A field is invalid; with no valid phone in any phone field, `detail` is exactly the message below.', example: INGEST_PHONE_PROBLEM_EXAMPLE },
-            500: { description: '`search.budget` is present but is not a whole number or a range of whole numbers (api-spec §4.11 rule 5), or an unexpected server error.', example: INGEST_BUDGET_PROBLEM_EXAMPLE },
+            422: {
+              description: 'A field is invalid; with no valid phone in any phone field, `detail` is exactly the message below.',
+              example: INGEST_PHONE_PROBLEM_EXAMPLE,
+            },
+            500: {
+              description:
+                '`search.budget` is present but is not a whole number or a range of whole numbers (api-spec §4.11 rule 5), or an unexpected server error.',
+              example: INGEST_BUDGET_PROBLEM_EXAMPLE,
+            },
           },
         } as Record<string, unknown>,
       },

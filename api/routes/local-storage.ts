@@ -81,7 +81,10 @@ export const localStorageRoutes = (deps: Pick<AppDeps, 'storage'>) => {
         const range = byteRange(request.headers.get('range'), file.size)
         if (range === 'unsatisfiable') return new Response(null, { status: 416, headers: { ...headers, 'content-range': `bytes */${file.size}` } })
         if (range) {
-          return new Response(file.slice(range.start, range.end + 1), { status: 206, headers: { ...headers, 'content-range': `bytes ${range.start}-${range.end}/${file.size}` } })
+          return new Response(file.slice(range.start, range.end + 1), {
+            status: 206,
+            headers: { ...headers, 'content-range': `bytes ${range.start}-${range.end}/${file.size}` },
+          })
         }
         return new Response(file, { headers })
       },

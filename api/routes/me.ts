@@ -15,7 +15,9 @@ const MeResponse = T.Object(
         name: Nullable(T.String()),
         scopes: T.Array(literalUnion(SCOPES)),
         kind: KeyKind,
-        origins: T.Optional(T.Array(T.String(), { description: 'Publishable keys only: the origins (`https://host[:port]`) a browser may use the key from (contract §16.1).' })),
+        origins: T.Optional(
+          T.Array(T.String(), { description: 'Publishable keys only: the origins (`https://host[:port]`) a browser may use the key from (contract §16.1).' }),
+        ),
         created_at: Timestamp,
         expires_at: Nullable(Timestamp),
       }),
@@ -24,7 +26,23 @@ const MeResponse = T.Object(
   },
   {
     title: 'ApiKeyContextResponse',
-    examples: [{ status: 'ok', data: { business: { id: 1, name: 'Inmobiliaria Sol' }, api_key: { key_id: 'k3Yx9QmZpL2aB7cD', name: 'web', scopes: ['leads:ingest'], kind: 'secret', created_at: '2026-11-01T10:00:00.000Z', expires_at: null } }, authenticated_as: 'Inmobiliaria Sol' }],
+    examples: [
+      {
+        status: 'ok',
+        data: {
+          business: { id: 1, name: 'Inmobiliaria Sol' },
+          api_key: {
+            key_id: 'k3Yx9QmZpL2aB7cD',
+            name: 'web',
+            scopes: ['leads:ingest'],
+            kind: 'secret',
+            created_at: '2026-11-01T10:00:00.000Z',
+            expires_at: null,
+          },
+        },
+        authenticated_as: 'Inmobiliaria Sol',
+      },
+    ],
   },
 )
 
@@ -50,6 +68,10 @@ export const meRoutes = new Elysia({ name: 'routes.me', prefix: '/v1' }).use(aut
   {
     operation: 'getApiKeyContext',
     response: { 200: MeResponse },
-    detail: { tags: ['Key'], summary: 'The authenticated business and the key’s scopes', description: 'Any active key may call it, whatever its scopes. `kind` tells a secret key from a publishable one, which also shows its `origins`.' },
+    detail: {
+      tags: ['Key'],
+      summary: 'The authenticated business and the key’s scopes',
+      description: 'Any active key may call it, whatever its scopes. `kind` tells a secret key from a publishable one, which also shows its `origins`.',
+    },
   },
 )

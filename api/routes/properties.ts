@@ -10,10 +10,22 @@ import { authPlugin } from '../plugins/auth'
 import { idempotent } from '../../shared/platform/idempotency'
 import { CreatedResponse, IdempotencyKeyHeader, idParam, pathIdsToNumbers } from '../../shared/platform/schemas'
 import {
-  createProperty, deleteProperty, getPrivateProperty, getPublicPropertyText, listCatalogue, publishProperty, unpublishProperty, updateProperty,
+  createProperty,
+  deleteProperty,
+  getPrivateProperty,
+  getPublicPropertyText,
+  listCatalogue,
+  publishProperty,
+  unpublishProperty,
+  updateProperty,
 } from '../../shared/listings/operations'
 import {
-  PrivatePropertyResponse, PropertyCreateRequest, PropertyListQuery, PropertyListResponse, PropertyResponse, PropertyUpdateRequest,
+  PrivatePropertyResponse,
+  PropertyCreateRequest,
+  PropertyListQuery,
+  PropertyListResponse,
+  PropertyResponse,
+  PropertyUpdateRequest,
 } from '../../shared/listings/schemas'
 
 const NUMERIC_QUERY = ['limit', 'offset', 'min_price', 'max_price', 'min_bedrooms'] as const
@@ -28,10 +40,14 @@ export const propertyRoutes = (deps: AppDeps) => {
     .post(
       '/properties',
       async ({ auth, body, headers, set }) => {
-        const result = await idempotent(deps.database.db, { apiKeyId: auth.apiKeyId, operation: 'createProperty', key: headers['idempotency-key'], body }, async (tx) => {
-          const id = await createProperty(tx, auth.business.id, body)
-          return { status: 201, body: { status: 'ok' as const, id } }
-        })
+        const result = await idempotent(
+          deps.database.db,
+          { apiKeyId: auth.apiKeyId, operation: 'createProperty', key: headers['idempotency-key'], body },
+          async (tx) => {
+            const id = await createProperty(tx, auth.business.id, body)
+            return { status: 201, body: { status: 'ok' as const, id } }
+          },
+        )
         return idempotentAnswer(set, result)
       },
       {
@@ -41,7 +57,9 @@ export const propertyRoutes = (deps: AppDeps) => {
         response: { 201: CreatedResponse },
         detail: {
           summary: 'Create a private (draft) property',
-          description: 'The property is not public until `POST /properties/{property_id}/publish`. With `Idempotency-Key`, a retry within 24 h returns the original answer with `Idempotent-Replayed: true`.',
+          description:
+            'The property is not public until `POST /properties/{property_id}/publish`. With `Idempotency-Key`, ' +
+            'a retry within 24 h returns the original answer with `Idempotent-Replayed: true`.',
         },
       },
     )
@@ -72,8 +90,10 @@ export const propertyRoutes = (deps: AppDeps) => {
           summary: 'List the public catalogue',
           description:
             'Published properties of the business, filtered with AND, most recently updated first unless `sort` is given; ties break on id descending. ' +
-            'With `q` and no `sort`, the 1,000 most recently updated matches by relevance, ties by `updated_at` then id, descending; with `q` and `sort`, the first 1,000 matches in that order. ' +
-            '`count` is the total across pages; with `q` it is exact up to 1,000, then 1,000 with `count_relation: "gte"`, and `offset + limit` may not pass 1,000 (422 on `offset`). Every answer carries `count_relation`.',
+            'With `q` and no `sort`, the 1,000 most recently updated matches by relevance, ties by ' +
+            '`updated_at` then id, descending; with `q` and `sort`, the first 1,000 matches in that order. ' +
+            '`count` is the total across pages; with `q` it is exact up to 1,000, then 1,000 with `count_relation: ' +
+            '"gte"`, and `offset + limit` may not pass 1,000 (422 on `offset`). Every answer carries `count_relation`.',
         },
       },
     )
@@ -91,47 +111,41 @@ export const propertyRoutes = (deps: AppDeps) => {
         detail: { summary: 'Retrieve a published property', description: '404 `Property not found` for a missing, draft, unpublished or foreign id alike.' },
       },
     )
-    .patch(
-      '/properties/:property_id',
-      ({ auth, params, body }) => updateProperty(deps, auth.business.id, params.property_id, body),
-      {
-        operation: 'updateProperty',
-        params: idParam('property_id'),
-        transform: pathIdsToNumbers,
-        body: PropertyUpdateRequest,
-        response: { 200: CreatedResponse },
-        detail: {
-          summary: 'Update a property',
-          description:
-            'Supplied fields only. Objects merge at every depth; arrays (`operations`, `features`, `activities.*`) are replaced whole; `null` clears an optional field at any depth (`is_featured` and `status` go back to their defaults). The merged result must pass the creation rules; `owner_id` is checked only when the request sets it. Works on drafts and published properties; images and private metadata are kept.',
-        },
+    .patch('/properties/:property_id', ({ auth, params, body }) => updateProperty(deps, auth.business.id, params.property_id, body), {
+      operation: 'updateProperty',
+      params: idParam('property_id'),
+      transform: pathIdsToNumbers,
+      body: PropertyUpdateRequest,
+      response: { 200: CreatedResponse },
+      detail: {
+        summary: 'Update a property',
+        description:
+          'Supplied fields only. Objects merge at every depth; arrays (`operations`, `features`, `activities.*`) are replaced whole; `null` clears ' +
+          'an optional field at any depth (`is_featured` and `status` go back to their defaults). The merged result must pass the creation rules; ' +
+          '`owner_id` is checked only when the request sets it. Works on drafts and published properties; images and private metadata are kept.',
       },
-    )
-    .post(
-      '/properties/:property_id/publish',
-      ({ auth, params }) => publishProperty(deps, auth.business.id, params.property_id),
-      {
-        operation: 'publishProperty',
-        params: idParam('property_id'),
-        transform: pathIdsToNumbers,
-        response: { 200: CreatedResponse },
-        detail: { summary: 'Publish a property', description: 'Makes it visible in the public catalogue. Idempotent. No body.' },
-      },
-    )
-    .post(
-      '/properties/:property_id/unpublish',
-      ({ auth, params }) => unpublishProperty(deps, auth.business.id, params.property_id),
-      {
-        operation: 'unpublishProperty',
-        params: idParam('property_id'),
-        transform: pathIdsToNumbers,
-        response: { 200: CreatedResponse },
-        detail: { summary: 'Unpublish a property', description: 'Removes it from the public catalogue; it stays as a private draft. Idempotent. No body.' },
-      },
-    )
+    })
+    .post('/properties/:property_id/publish', ({ auth, params }) => publishProperty(deps, auth.business.id, params.property_id), {
+      operation: 'publishProperty',
+      params: idParam('property_id'),
+      transform: pathIdsToNumbers,
+      response: { 200: CreatedResponse },
+      detail: { summary: 'Publish a property', description: 'Makes it visible in the public catalogue. Idempotent. No body.' },
+    })
+    .post('/properties/:property_id/unpublish', ({ auth, params }) => unpublishProperty(deps, auth.business.id, params.property_id), {
+      operation: 'unpublishProperty',
+      params: idParam('property_id'),
+      transform: pathIdsToNumbers,
+      response: { 200: CreatedResponse },
+      detail: { summary: 'Unpublish a property', description: 'Removes it from the public catalogue; it stays as a private draft. Idempotent. No body.' },
+    })
     .get(
       '/properties/:property_id/private',
-      async ({ auth, params }) => ({ status: 'ok' as const, data: await getPrivateProperty(deps, auth.business.id, params.property_id), authenticated_as: auth.business.name }),
+      async ({ auth, params }) => ({
+        status: 'ok' as const,
+        data: await getPrivateProperty(deps, auth.business.id, params.property_id),
+        authenticated_as: auth.business.name,
+      }),
       {
         operation: 'getPrivateProperty',
         params: idParam('property_id'),
@@ -140,25 +154,25 @@ export const propertyRoutes = (deps: AppDeps) => {
         detail: {
           summary: 'Read back a property as written',
           description:
-            'Drafts and published properties alike: every field of the creation body as stored (exact coordinates and `visibility` included; `subtype` and `owner_id` null when unset), ' +
-            'plus `status`, `published`, every image and video (as `listImages` and `listVideos`), `created_at` and `updated_at`. A PATCH followed by this read returns what was sent, merged.',
+            'Drafts and published properties alike: every field of the creation body as stored ' +
+            '(exact coordinates and `visibility` included; `subtype` and `owner_id` null when unset), ' +
+            'plus `status`, `published`, every image and video (as `listImages` and `listVideos`), ' +
+            '`created_at` and `updated_at`. A PATCH followed by this read returns what was sent, merged.',
         },
       },
     )
-    .delete(
-      '/properties/:property_id',
-      ({ auth, params }) => deleteProperty(deps, auth.business.id, params.property_id),
-      {
-        operation: 'deleteProperty',
-        params: idParam('property_id'),
-        transform: pathIdsToNumbers,
-        response: { 200: CreatedResponse },
-        detail: {
-          summary: 'Delete a property',
-          description:
-            'Removes the listing at once from every read (404 afterwards: its private and public reads, the catalogue and the feed), with its images, videos and uploads; ' +
-            'a worker deletes its originals and public copies from storage (retried until done). Records `property.deleted`. Inquiries about it keep their text with `property_id` null.',
-        },
+    .delete('/properties/:property_id', ({ auth, params }) => deleteProperty(deps, auth.business.id, params.property_id), {
+      operation: 'deleteProperty',
+      params: idParam('property_id'),
+      transform: pathIdsToNumbers,
+      response: { 200: CreatedResponse },
+      detail: {
+        summary: 'Delete a property',
+        description:
+          'Removes the listing at once from every read (404 afterwards: its private and ' +
+          'public reads, the catalogue and the feed), with its images, videos and uploads; ' +
+          'a worker deletes its originals and public copies from storage (retried until done). ' +
+          'Records `property.deleted`. Inquiries about it keep their text with `property_id` null.',
       },
-    )
+    })
 }

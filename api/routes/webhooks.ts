@@ -8,11 +8,26 @@ import type { Config } from '../../shared/platform/config'
 import { authPlugin } from '../plugins/auth'
 import { CreatedResponse, idParam, pathIdsToNumbers } from '../../shared/platform/schemas'
 import {
-  createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, listWebhookAttempts, listWebhookEndpoints, ROTATION_OVERLAP_MS, rotateWebhookSecret, updateWebhookEndpoint,
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  getWebhookEndpoint,
+  listWebhookAttempts,
+  listWebhookEndpoints,
+  ROTATION_OVERLAP_MS,
+  rotateWebhookSecret,
+  updateWebhookEndpoint,
 } from '../../shared/webhooks/operations'
 import {
-  MAX_ENDPOINTS_PER_BUSINESS, RotatedSecretResponse, WebhookAttemptListQuery, WebhookAttemptListResponse, WebhookEndpointCreatedResponse, WebhookEndpointCreateRequest,
-  WebhookEndpointListResponse, WebhookEndpointResponse, WebhookEndpointUpdatedResponse, WebhookEndpointUpdateRequest,
+  MAX_ENDPOINTS_PER_BUSINESS,
+  RotatedSecretResponse,
+  WebhookAttemptListQuery,
+  WebhookAttemptListResponse,
+  WebhookEndpointCreatedResponse,
+  WebhookEndpointCreateRequest,
+  WebhookEndpointListResponse,
+  WebhookEndpointResponse,
+  WebhookEndpointUpdatedResponse,
+  WebhookEndpointUpdateRequest,
 } from '../../shared/webhooks/schemas'
 
 /** A configured duration as the docs write it: `10 s`, `30 min`, `24 h`, `3 days`. */
@@ -59,11 +74,19 @@ export const webhookRoutes = (deps: AppDeps) =>
     .get(
       '/webhook_endpoints',
       async ({ auth }) => ({ status: 'ok' as const, data: await listWebhookEndpoints(deps, auth.business.id), authenticated_as: auth.business.name }),
-      { operation: 'listWebhookEndpoints', response: { 200: WebhookEndpointListResponse }, detail: { summary: 'List webhook endpoints', description: 'Every endpoint of the business, oldest first, without secrets.' } },
+      {
+        operation: 'listWebhookEndpoints',
+        response: { 200: WebhookEndpointListResponse },
+        detail: { summary: 'List webhook endpoints', description: 'Every endpoint of the business, oldest first, without secrets.' },
+      },
     )
     .get(
       '/webhook_endpoints/:endpoint_id',
-      async ({ auth, params }) => ({ status: 'ok' as const, data: await getWebhookEndpoint(deps, auth.business.id, params.endpoint_id), authenticated_as: auth.business.name }),
+      async ({ auth, params }) => ({
+        status: 'ok' as const,
+        data: await getWebhookEndpoint(deps, auth.business.id, params.endpoint_id),
+        authenticated_as: auth.business.name,
+      }),
       {
         operation: 'getWebhookEndpoint',
         transform: pathIdsToNumbers,
@@ -74,7 +97,10 @@ export const webhookRoutes = (deps: AppDeps) =>
     )
     .patch(
       '/webhook_endpoints/:endpoint_id',
-      async ({ auth, params, body }) => ({ status: 'ok' as const, data: await updateWebhookEndpoint(deps, { businessId: auth.business.id, scopes: auth.scopes }, params.endpoint_id, body) }),
+      async ({ auth, params, body }) => ({
+        status: 'ok' as const,
+        data: await updateWebhookEndpoint(deps, { businessId: auth.business.id, scopes: auth.scopes }, params.endpoint_id, body),
+      }),
       {
         operation: 'updateWebhookEndpoint',
         transform: pathIdsToNumbers,
@@ -83,7 +109,9 @@ export const webhookRoutes = (deps: AppDeps) =>
         response: { 200: WebhookEndpointUpdatedResponse },
         detail: {
           summary: 'Update a webhook endpoint',
-          description: 'Supplied fields only. A new `url` is checked like at creation (422 on `url`). `status: "disabled"` cancels pending deliveries; `status: "enabled"` re-enables a disabled endpoint (new events only) and clears `disabled_reason`.',
+          description:
+            'Supplied fields only. A new `url` is checked like at creation (422 on `url`). `status: "disabled"` cancels pending ' +
+            'deliveries; `status: "enabled"` re-enables a disabled endpoint (new events only) and clears `disabled_reason`.',
         },
       },
     )
@@ -103,7 +131,11 @@ export const webhookRoutes = (deps: AppDeps) =>
     )
     .get(
       '/webhook_endpoints/:endpoint_id/deliveries',
-      async ({ auth, params, query }) => ({ status: 'ok' as const, data: await listWebhookAttempts(deps, auth.business.id, params.endpoint_id, query.limit ?? 50), authenticated_as: auth.business.name }),
+      async ({ auth, params, query }) => ({
+        status: 'ok' as const,
+        data: await listWebhookAttempts(deps, auth.business.id, params.endpoint_id, query.limit ?? 50),
+        authenticated_as: auth.business.name,
+      }),
       {
         operation: 'listWebhookDeliveries',
         transform(ctx) {
@@ -114,7 +146,11 @@ export const webhookRoutes = (deps: AppDeps) =>
         params: idParam('endpoint_id'),
         query: WebhookAttemptListQuery,
         response: { 200: WebhookAttemptListResponse },
-        detail: { summary: 'List the delivery attempts of a webhook endpoint', description: 'Every attempt, newest first: the event, the attempt number, the status code or the error, the latency, and when it was made (`delivered_at`).' },
+        detail: {
+          summary: 'List the delivery attempts of a webhook endpoint',
+          description:
+            'Every attempt, newest first: the event, the attempt number, the status code or the error, the latency, and when it was made (`delivered_at`).',
+        },
       },
     )
     .post(

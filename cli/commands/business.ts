@@ -8,7 +8,9 @@ export const business: Group = {
       summary: 'create a business; prints its id',
       options: {
         name: {
-          value: '<name>', required: true, help: 'shown to its API keys by GET /me (1–200 characters)',
+          value: '<name>',
+          required: true,
+          help: 'shown to its API keys by GET /me (1–200 characters)',
           parse: (raw, flag) => {
             const name = raw.trim()
             if (!name || name.length > 200) throw new UsageError(`${flag} must be 1–200 characters`)

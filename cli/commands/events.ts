@@ -18,7 +18,8 @@ export const events: Group = {
       options: {
         business: businessFlag,
         after: {
-          value: '<sequence>', help: 'start after this sequence number (default: the newest event)',
+          value: '<sequence>',
+          help: 'start after this sequence number (default: the newest event)',
           parse: (raw, flag) => {
             if (!/^\d{1,15}$/.test(raw)) throw new UsageError(`${flag} must be a sequence number, got "${raw}"`)
             return Number(raw)
@@ -49,7 +50,9 @@ export const events: Group = {
         while (!stop) {
           const page = await eventsAfter(ctx, businessId, after, 500)
           for (const e of page) {
-            process.stdout.write(ctx.json ? plainJson(e) + '\n' : `${e.sequence}  ${e.created_at}  ${e.id}  ${e.type}  ${plainJson(e.data.object).slice(0, 200)}\n`)
+            process.stdout.write(
+              ctx.json ? plainJson(e) + '\n' : `${e.sequence}  ${e.created_at}  ${e.id}  ${e.type}  ${plainJson(e.data.object).slice(0, 200)}\n`,
+            )
             after = e.sequence
           }
           if (args.once && page.length < 500) break

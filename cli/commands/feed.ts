@@ -18,12 +18,17 @@ export const feed: Group = {
       options: { business: businessFlag, format },
       async run(args, ctx) {
         const created = await (await operations()).createFeed(ctx, args.business, args.format)
-        ctx.out({ id: created.id, url: created.url }, `created feed ${created.id} for business ${args.business}\n\n  ${created.url}\n\nGive this URL to the portal; \`feed revoke ${created.id}\` turns it off.`)
+        ctx.out(
+          { id: created.id, url: created.url },
+          `created feed ${created.id} for business ${args.business}\n\n  ${created.url}\n\nGive ` +
+            `this URL to the portal; \`feed revoke ${created.id}\` turns it off.`,
+        )
       },
     }),
     export: command({
       summary: "write a business's feed as the portals get it, to a file or stdout",
-      description: 'The same XML the feed URL serves, read from the catalogue in batches (memory does not grow with it). Progress on stderr when it is a terminal.',
+      description:
+        'The same XML the feed URL serves, read from the catalogue in batches (memory does not grow with it). Progress on stderr when it is a terminal.',
       options: { business: businessFlag, format, output: { value: '<file>', file: true, help: 'write the XML to this file (default: stdout)' } },
       check(args) {
         if (args.json && args.output === undefined) throw new UsageError('feed export --json needs --output <file>: stdout holds the JSON summary')

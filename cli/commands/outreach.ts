@@ -47,8 +47,12 @@ export const outreach: Group = {
       options: { business: businessFlag },
       async run(args, ctx) {
         const endpoint = await (await operations()).showOutreachEndpoint(ctx, args.business)
-        if (!endpoint) throw new CliError(`business ${args.business} has no outreach endpoint (set one with: outreach set --business ${args.business} --url <URL>)`)
-        ctx.out(endpoint, `business ${args.business}: ${endpoint.url}\n  enabled: ${endpoint.enabled}\n  created: ${endpoint.created_at}\n  updated: ${endpoint.updated_at}`)
+        if (!endpoint)
+          throw new CliError(`business ${args.business} has no outreach endpoint (set one with: outreach set --business ${args.business} --url <URL>)`)
+        ctx.out(
+          endpoint,
+          `business ${args.business}: ${endpoint.url}\n  enabled: ${endpoint.enabled}\n  created: ${endpoint.created_at}\n  updated: ${endpoint.updated_at}`,
+        )
       },
     }),
     disable: command({
@@ -57,7 +61,11 @@ export const outreach: Group = {
       async run(args, ctx) {
         const endpoint = await (await operations()).disableOutreachEndpoint(ctx, args.business)
         if (!endpoint) throw new CliError(`business ${args.business} has no outreach endpoint`)
-        ctx.out(endpoint, `disabled the outreach endpoint of business ${args.business}; pending deliveries will be skipped (re-enable with outreach set, which also rotates the secret)`)
+        ctx.out(
+          endpoint,
+          `disabled the outreach endpoint of business ${args.business}; pending deliveries ` +
+            `will be skipped (re-enable with outreach set, which also rotates the secret)`,
+        )
       },
     }),
     deliveries: command({
@@ -66,16 +74,21 @@ export const outreach: Group = {
       async run(args, ctx) {
         const businessId = args.business
         const deliveries = await (await operations()).listOutreachDeliveries(ctx, businessId, args.limit ?? 20)
-        const text = deliveries.length === 0
-          ? `business ${businessId} has no outreach deliveries`
-          : deliveries
-              .map((d) => {
-                const head = `${d.id}  inquiry ${d.inquiry_id}  ${d.state}  attempts ${d.attempts}  last ${d.last_status_code ?? d.last_error ?? '-'}  created ${d.created_at}` +
-                  (d.state === 'pending' && d.next_attempt_at ? `  next ${d.next_attempt_at}` : '')
-                const lines = d.attempt_log.map((a) => `    #${a.attempt}  ${a.attempted_at}  ${a.status_code ?? '---'}  ${a.latency_ms} ms${a.error ? `  ${a.error}` : ''}`)
-                return [head, ...lines].join('\n')
-              })
-              .join('\n')
+        const text =
+          deliveries.length === 0
+            ? `business ${businessId} has no outreach deliveries`
+            : deliveries
+                .map((d) => {
+                  const head =
+                    `${d.id}  inquiry ${d.inquiry_id}  ${d.state}  attempts ${d.attempts}  ` +
+                    `last ${d.last_status_code ?? d.last_error ?? '-'}  created ${d.created_at}` +
+                    (d.state === 'pending' && d.next_attempt_at ? `  next ${d.next_attempt_at}` : '')
+                  const lines = d.attempt_log.map(
+                    (a) => `    #${a.attempt}  ${a.attempted_at}  ${a.status_code ?? '---'}  ${a.latency_ms} ms${a.error ? `  ${a.error}` : ''}`,
+                  )
+                  return [head, ...lines].join('\n')
+                })
+                .join('\n')
         ctx.out({ business_id: businessId, deliveries }, text)
       },
     }),

@@ -64,7 +64,9 @@ export const queues: Group = {
 async function handleFailed(verbName: 'retry' | 'drop', args: Selection, ctx: CliContext): Promise<void> {
   const { queue, id } = args
   const [{ MEDIA_JOB_HOOKS }, { OUTREACH_JOB_HOOKS }, { dataHooksOf }] = await Promise.all([
-    import('../../shared/media/operations'), import('../../shared/outreach/operations'), import('../../shared/platform/jobs'),
+    import('../../shared/media/operations'),
+    import('../../shared/outreach/operations'),
+    import('../../shared/platform/jobs'),
   ])
   const jobDataHooks = { ...MEDIA_JOB_HOOKS, ...OUTREACH_JOB_HOOKS }
   await withQueues(ctx, async (queues) => {
@@ -116,12 +118,18 @@ async function handleFailed(verbName: 'retry' | 'drop', args: Selection, ctx: Cl
       }
     }
     const verb = verbName === 'retry' ? 'retried' : 'dropped'
-    ctx.out({ queue, [verb]: done.length, ids: done, skipped }, `${verb} ${done.length} failed job${done.length === 1 ? '' : 's'} of ${queue}${skipped.length ? ` (${skipped.length} had left the failed state)` : ''}`)
+    ctx.out(
+      { queue, [verb]: done.length, ids: done, skipped },
+      `${verb} ${done.length} failed job${done.length === 1 ? '' : 's'} of ${queue}${skipped.length ? ` (${skipped.length} had left the failed state)` : ''}`,
+    )
   })
 }
 
 async function withQueues(ctx: CliContext, use: (queues: Queues) => Promise<void>): Promise<void> {
-  const [{ Queues, redisConnection }, { describeConnectionError }] = await Promise.all([import('../../shared/platform/queues'), import('../../shared/platform/service-errors')])
+  const [{ Queues, redisConnection }, { describeConnectionError }] = await Promise.all([
+    import('../../shared/platform/queues'),
+    import('../../shared/platform/service-errors'),
+  ])
   const connection = redisConnection(ctx.config, 'producer', { retryStrategy: () => null, lazyConnect: true })
   connection.on('error', () => {})
   try {
@@ -161,7 +169,9 @@ function show(ctx: CliContext, figures: QueueFigures[]): void {
     paused: f.paused,
   }))
   const head = ['queue', 'waiting', 'active', 'delayed', 'failed', 'completed', 'done total', 'failed total']
-  const cells = rows.map((r) => [r.queue + (r.paused ? ' (paused)' : ''), r.waiting, r.active, r.delayed, r.failed, r.completed, r.processed_completed, r.processed_failed].map(String))
+  const cells = rows.map((r) =>
+    [r.queue + (r.paused ? ' (paused)' : ''), r.waiting, r.active, r.delayed, r.failed, r.completed, r.processed_completed, r.processed_failed].map(String),
+  )
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)))
   const line = (c: string[]) => c.map((v, i) => (i === 0 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  ')
   ctx.out({ prefix: ctx.config.queuePrefix, queues: rows }, [line(head), ...cells.map(line)].join('\n'))

@@ -10,9 +10,12 @@ import { businessFlag, CliError, command, type Group } from '../spec'
 
 function rejectionMessage(r: LogoRejection): string {
   switch (r.kind) {
-    case 'format': return '--file must be a PNG, WebP or JPEG image'
-    case 'size': return `--file must be at most ${r.maxEdge}×${r.maxEdge} pixels, got ${r.width}×${r.height}`
-    case 'unreadable': return `--file is not a readable image: ${r.detail}`
+    case 'format':
+      return '--file must be a PNG, WebP or JPEG image'
+    case 'size':
+      return `--file must be at most ${r.maxEdge}×${r.maxEdge} pixels, got ${r.width}×${r.height}`
+    case 'unreadable':
+      return `--file is not a readable image: ${r.detail}`
   }
 }
 
@@ -38,7 +41,10 @@ export const watermark: Group = {
   commands: {
     set: command({
       summary: 'use a logo as the watermark of new photos',
-      options: { business: businessFlag, file: { value: '<logo.png|webp>', required: true, file: true, help: 'PNG, WebP or JPEG, at most 2000×2000; transparency recommended' } },
+      options: {
+        business: businessFlag,
+        file: { value: '<logo.png|webp>', required: true, file: true, help: 'PNG, WebP or JPEG, at most 2000×2000; transparency recommended' },
+      },
       async run(args, ctx) {
         const business = await existingBusiness(ctx, args.business)
         const file = Bun.file(args.file)
@@ -52,7 +58,10 @@ export const watermark: Group = {
           throw error
         }
         const { width, height } = size
-        ctx.out({ business_id: args.business, watermark: 'image', width, height }, `watermark set for business ${args.business} (${width}×${height}); new photos carry it`)
+        ctx.out(
+          { business_id: args.business, watermark: 'image', width, height },
+          `watermark set for business ${args.business} (${width}×${height}); new photos carry it`,
+        )
       },
     }),
     clear: command({
@@ -62,7 +71,10 @@ export const watermark: Group = {
         const business = await existingBusiness(ctx, args.business)
         const { clearBusinessWatermark } = await media()
         await clearBusinessWatermark(await storageDeps(ctx), business)
-        ctx.out({ business_id: args.business, watermark: 'text', text: business.name }, `watermark cleared for business ${args.business}; new photos carry the text "${business.name}"`)
+        ctx.out(
+          { business_id: args.business, watermark: 'text', text: business.name },
+          `watermark cleared for business ${args.business}; new photos carry the text "${business.name}"`,
+        )
       },
     }),
     show: command({
@@ -71,7 +83,10 @@ export const watermark: Group = {
       async run(args, ctx) {
         const business = await existingBusiness(ctx, args.business)
         const kind = business.watermarkKey ? 'image' : 'text'
-        ctx.out({ business_id: args.business, watermark: kind, text: kind === 'text' ? business.name : null }, kind === 'image' ? 'watermark: custom image' : `watermark: text "${business.name}"`)
+        ctx.out(
+          { business_id: args.business, watermark: kind, text: kind === 'text' ? business.name : null },
+          kind === 'image' ? 'watermark: custom image' : `watermark: text "${business.name}"`,
+        )
       },
     }),
   },

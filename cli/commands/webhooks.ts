@@ -18,15 +18,24 @@ export const webhooks: Group = {
         const businessId = args.business
         await requireBusiness(ctx, businessId)
         const endpoints = await summariseWebhookEndpoints(ctx, businessId)
-        const text = endpoints.length === 0
-          ? `business ${businessId} has no webhook endpoints`
-          : endpoints.map((e) => [
-            `#${e.id}  ${e.status}  ${e.url}`,
-            `    events: ${e.enabled_events.join(', ')}`,
-            ...(e.disabled_reason ? [`    disabled: ${e.disabled_reason}`] : []),
-            ...(e.failing_since ? [`    failing since: ${e.failing_since}`] : []),
-            `    deliveries: ${Object.entries(e.deliveries).map(([s, n]) => `${s} ${n}`).join(', ') || 'none'}`,
-          ].join('\n')).join('\n')
+        const text =
+          endpoints.length === 0
+            ? `business ${businessId} has no webhook endpoints`
+            : endpoints
+                .map((e) =>
+                  [
+                    `#${e.id}  ${e.status}  ${e.url}`,
+                    `    events: ${e.enabled_events.join(', ')}`,
+                    ...(e.disabled_reason ? [`    disabled: ${e.disabled_reason}`] : []),
+                    ...(e.failing_since ? [`    failing since: ${e.failing_since}`] : []),
+                    `    deliveries: ${
+                      Object.entries(e.deliveries)
+                        .map(([s, n]) => `${s} ${n}`)
+                        .join(', ') || 'none'
+                    }`,
+                  ].join('\n'),
+                )
+                .join('\n')
         ctx.out({ business_id: businessId, endpoints }, text)
       },
     }),

@@ -21,10 +21,20 @@ export interface KeyRecord {
 export async function findKeyByKeyId(db: Db, keyId: string): Promise<KeyRecord | null> {
   const rows = await db
     .select({
-      id: apiKeys.id, keyId: apiKeys.keyId, secretHash: apiKeys.secretHash, name: apiKeys.name, scopes: apiKeys.scopes,
-      kind: apiKeys.kind, origins: apiKeys.origins, ratePerIp: apiKeys.ratePerIp, rate: apiKeys.rate,
-      createdAt: apiKeys.createdAt, expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt,
-      businessId: businesses.id, businessName: businesses.name,
+      id: apiKeys.id,
+      keyId: apiKeys.keyId,
+      secretHash: apiKeys.secretHash,
+      name: apiKeys.name,
+      scopes: apiKeys.scopes,
+      kind: apiKeys.kind,
+      origins: apiKeys.origins,
+      ratePerIp: apiKeys.ratePerIp,
+      rate: apiKeys.rate,
+      createdAt: apiKeys.createdAt,
+      expiresAt: apiKeys.expiresAt,
+      revokedAt: apiKeys.revokedAt,
+      businessId: businesses.id,
+      businessName: businesses.name,
     })
     .from(apiKeys)
     .innerJoin(businesses, eq(businesses.id, apiKeys.businessId))
@@ -56,7 +66,11 @@ export async function insertKey(db: Db, values: NewKeyRow) {
 }
 
 export async function revokeKey(db: Db, keyId: string): Promise<boolean> {
-  const rows = await db.update(apiKeys).set({ revokedAt: sql`now()` }).where(and(eq(apiKeys.keyId, keyId), isNull(apiKeys.revokedAt))).returning({ id: apiKeys.id })
+  const rows = await db
+    .update(apiKeys)
+    .set({ revokedAt: sql`now()` })
+    .where(and(eq(apiKeys.keyId, keyId), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id })
   if (rows.length) return true
   const existing = await db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.keyId, keyId))
   return existing.length > 0
@@ -65,8 +79,17 @@ export async function revokeKey(db: Db, keyId: string): Promise<boolean> {
 export async function listKeys(db: Db, businessId: number) {
   return db
     .select({
-      keyId: apiKeys.keyId, name: apiKeys.name, scopes: apiKeys.scopes, kind: apiKeys.kind, origins: apiKeys.origins, ratePerIp: apiKeys.ratePerIp, rate: apiKeys.rate,
-      createdAt: apiKeys.createdAt, expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt, lastUsedAt: apiKeys.lastUsedAt,
+      keyId: apiKeys.keyId,
+      name: apiKeys.name,
+      scopes: apiKeys.scopes,
+      kind: apiKeys.kind,
+      origins: apiKeys.origins,
+      ratePerIp: apiKeys.ratePerIp,
+      rate: apiKeys.rate,
+      createdAt: apiKeys.createdAt,
+      expiresAt: apiKeys.expiresAt,
+      revokedAt: apiKeys.revokedAt,
+      lastUsedAt: apiKeys.lastUsedAt,
     })
     .from(apiKeys)
     .where(eq(apiKeys.businessId, businessId))
@@ -78,7 +101,11 @@ export async function listKeys(db: Db, businessId: number) {
  * (unchanged: it has no origins) from a publishable one.
  */
 export async function setKeyOrigins(db: Db, keyId: string, origins: string[]): Promise<{ kind: string; origins: string[] | null } | null> {
-  const updated = await db.update(apiKeys).set({ origins }).where(and(eq(apiKeys.keyId, keyId), eq(apiKeys.kind, 'publishable'))).returning({ kind: apiKeys.kind, origins: apiKeys.origins })
+  const updated = await db
+    .update(apiKeys)
+    .set({ origins })
+    .where(and(eq(apiKeys.keyId, keyId), eq(apiKeys.kind, 'publishable')))
+    .returning({ kind: apiKeys.kind, origins: apiKeys.origins })
   if (updated.length) return updated[0]
   const [existing] = await db.select({ kind: apiKeys.kind, origins: apiKeys.origins }).from(apiKeys).where(eq(apiKeys.keyId, keyId))
   return existing ?? null

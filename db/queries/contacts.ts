@@ -20,7 +20,21 @@ export type ContactColumns = Partial<Omit<ContactInsert, 'id' | 'businessId' | '
  * The columns an ingested lead sets, in the order the insert lists them: the row type and every
  * column list of `insertIngestContacts` are derived from this and the table.
  */
-const INGEST_COLUMNS = ['businessId', 'type', 'name', 'phone', 'source', 'operation', 'propertyTypes', 'rating', 'urgency', 'budgetMax', 'minBedrooms', 'searchLocation', 'notes'] as const
+const INGEST_COLUMNS = [
+  'businessId',
+  'type',
+  'name',
+  'phone',
+  'source',
+  'operation',
+  'propertyTypes',
+  'rating',
+  'urgency',
+  'budgetMax',
+  'minBedrooms',
+  'searchLocation',
+  'notes',
+] as const
 
 /**
  * One row of `insertIngestContacts`, every column explicit (the JSON keys the statement reads).
@@ -75,9 +89,10 @@ function heldBy(columns: ContactColumns, onPhone: boolean): { phone: string } | 
 }
 
 async function findDuplicateId(db: Db, businessId: number, by: { phone: string } | { email: string }): Promise<number | null> {
-  const where = 'phone' in by
-    ? and(eq(contacts.businessId, businessId), eq(contacts.phone, by.phone)) // contacts_business_phone_uq
-    : and(eq(contacts.businessId, businessId), isNotNull(contacts.email), dsql`lower(${contacts.email}) = lower(${by.email})`) // contacts_business_email_uq
+  const where =
+    'phone' in by
+      ? and(eq(contacts.businessId, businessId), eq(contacts.phone, by.phone)) // contacts_business_phone_uq
+      : and(eq(contacts.businessId, businessId), isNotNull(contacts.email), dsql`lower(${contacts.email}) = lower(${by.email})`) // contacts_business_email_uq
   const [row] = await db.select({ id: contacts.id }).from(contacts).where(where).limit(1)
   return row?.id ?? null
 }
@@ -95,7 +110,11 @@ export async function insertContact(
   columns: ContactColumns & { name: string },
 ): Promise<{ row: ContactRow } | { duplicateOf: number }> {
   for (let attempt = 0; ; attempt++) {
-    const [row] = await db.insert(contacts).values({ ...columns, businessId }).onConflictDoNothing().returning()
+    const [row] = await db
+      .insert(contacts)
+      .values({ ...columns, businessId })
+      .onConflictDoNothing()
+      .returning()
     if (row) return { row }
     const existing =
       (columns.phone ? await findDuplicateId(db, businessId, { phone: columns.phone }) : null) ??
@@ -119,7 +138,10 @@ export function updateContact(db: Db, businessId: number, id: number, columns: C
 }
 
 export async function findContact(db: Db, businessId: number, id: number): Promise<ContactRow | null> {
-  const [row] = await db.select().from(contacts).where(and(eq(contacts.id, id), eq(contacts.businessId, businessId)))
+  const [row] = await db
+    .select()
+    .from(contacts)
+    .where(and(eq(contacts.id, id), eq(contacts.businessId, businessId)))
   return row ?? null
 }
 
@@ -148,7 +170,13 @@ export async function listContacts(db: Db, q: ContactListQuery): Promise<{ rows:
   if (q.updatedSince !== undefined) conditions.push(gte(contacts.updatedAt, q.updatedSince))
   const where = and(...conditions)
   const [rows, [{ n }]] = await Promise.all([
-    db.select().from(contacts).where(where).orderBy(dsql`${contacts.createdAt} desc nulls last`, dsql`${contacts.id} desc nulls last`).limit(q.limit).offset(q.offset),
+    db
+      .select()
+      .from(contacts)
+      .where(where)
+      .orderBy(dsql`${contacts.createdAt} desc nulls last`, dsql`${contacts.id} desc nulls last`)
+      .limit(q.limit)
+      .offset(q.offset),
     db.select({ n: count() }).from(contacts).where(where),
   ])
   return { rows, count: n }
@@ -180,7 +208,11 @@ export async function insertIngestContacts(db: Db, rows: readonly IngestContactR
 
 /** The contact of this business, locked until the transaction ends (erasure, contract §13). */
 export async function findContactForUpdate(db: Db, businessId: number, id: number): Promise<ContactRow | null> {
-  const [row] = await db.select().from(contacts).where(and(eq(contacts.id, id), eq(contacts.businessId, businessId))).for('update')
+  const [row] = await db
+    .select()
+    .from(contacts)
+    .where(and(eq(contacts.id, id), eq(contacts.businessId, businessId)))
+    .for('update')
   return row ?? null
 }
 
@@ -189,6 +221,9 @@ export async function findContactForUpdate(db: Db, businessId: number, id: numbe
  * attempts go with it (cascade), and properties it owned keep no owner (set null).
  */
 export async function deleteContact(db: Db, businessId: number, id: number): Promise<boolean> {
-  const rows = await db.delete(contacts).where(and(eq(contacts.id, id), eq(contacts.businessId, businessId))).returning({ id: contacts.id })
+  const rows = await db
+    .delete(contacts)
+    .where(and(eq(contacts.id, id), eq(contacts.businessId, businessId)))
+    .returning({ id: contacts.id })
   return rows.length > 0
 }

@@ -113,7 +113,10 @@ export async function listEvents(db: Db, q: { businessId: number; after: number;
  * `data` into objects and writing it out again cost more CPU than the query itself
  * (`bun run bench events`, phase 4). `rows` (up to `limit + 1`) says whether more follow.
  */
-export async function listEventsJson(db: Db, q: { businessId: number; after: number; limit: number; types: TypeFilter }): Promise<{ events: string[]; rows: number; last: number | null }> {
+export async function listEventsJson(
+  db: Db,
+  q: { businessId: number; after: number; limit: number; types: TypeFilter },
+): Promise<{ events: string[]; rows: number; last: number | null }> {
   // Each row arrives as its JSON text: one column to decode per event instead of five. `id` and
   // `type` need no escaping (ids are `evt_` + letters and digits as new_event_id() mints them,
   // types come from EVENT_TYPES), so they are spliced as they are.
@@ -168,7 +171,8 @@ export interface RelayedEvent {
  */
 export async function sequenceOutboxEvents(db: Db, limit: number, after = 0): Promise<{ events: RelayedEvent[]; lastKey: number | null }> {
   const rows = await db.execute<{ event_id: string; event_business: number; event_type: string; outbox_n: string }>(
-    sql`select event_id, event_business, event_type, outbox_n from relay_outbox(${limit}::int, ${after}::bigint)`)
+    sql`select event_id, event_business, event_type, outbox_n from relay_outbox(${limit}::int, ${after}::bigint)`,
+  )
   return {
     events: [...rows].map((r) => ({ id: r.event_id, businessId: r.event_business, type: r.event_type })),
     lastKey: rows.length ? Number(rows[0].outbox_n) : null,

@@ -31,16 +31,30 @@ export async function findLiveFeedByTokenHash(sql: Sql, tokenHash: string): Prom
     from feeds f join businesses b on b.id = f.business_id
     where f.token_hash = ${tokenHash} and f.revoked_at is null`
   if (!row) return null
-  return { businessId: row.business_id, format: row.format, tokenHash: row.token_hash, catalogueVersion: Number(row.version), catalogueChangedAt: new Date(row.changed_ms) }
+  return {
+    businessId: row.business_id,
+    format: row.format,
+    tokenHash: row.token_hash,
+    catalogueVersion: Number(row.version),
+    catalogueChangedAt: new Date(row.changed_ms),
+  }
 }
 
 export function listLiveFeeds(db: Db, businessId: number): Promise<FeedRow[]> {
-  return db.select().from(feeds).where(and(eq(feeds.businessId, businessId), isNull(feeds.revokedAt))).orderBy(desc(feeds.id))
+  return db
+    .select()
+    .from(feeds)
+    .where(and(eq(feeds.businessId, businessId), isNull(feeds.revokedAt)))
+    .orderBy(desc(feeds.id))
 }
 
 /** Revokes a live feed; false when there is none with this id. */
 export async function revokeFeed(db: Db, id: number): Promise<boolean> {
-  const rows = await db.update(feeds).set({ revokedAt: sql`now()` }).where(and(eq(feeds.id, id), isNull(feeds.revokedAt))).returning({ id: feeds.id })
+  const rows = await db
+    .update(feeds)
+    .set({ revokedAt: sql`now()` })
+    .where(and(eq(feeds.id, id), isNull(feeds.revokedAt)))
+    .returning({ id: feeds.id })
   return rows.length > 0
 }
 

@@ -25,7 +25,14 @@ export async function claimIdempotencyKey(db: Db, apiKeyId: number, operation: s
 }
 
 export async function findIdempotencyKey(db: Db, apiKeyId: number, operation: string, key: string): Promise<IdempotencyRow | null> {
-  const rows = await db.execute<{ id: number; request_hash: string; state: 'in_progress' | 'done'; response_status: number | null; response_body: string | null; age_ms: number }>(sql`
+  const rows = await db.execute<{
+    id: number
+    request_hash: string
+    state: 'in_progress' | 'done'
+    response_status: number | null
+    response_body: string | null
+    age_ms: number
+  }>(sql`
     select id, request_hash, state, response_status, response_body,
            (extract(epoch from now() - created_at) * 1000)::float8 as age_ms
     from idempotency_keys where api_key_id = ${apiKeyId} and operation = ${operation} and key = ${key}`)

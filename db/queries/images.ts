@@ -77,7 +77,10 @@ export async function createUploadSession(
 ): Promise<{ id: string; files: (UploadFileRow & { filename: string })[] }> {
   const kind = params.kind ?? 'upload'
   const started = kind === 'import' ? { state: 'processing' as const, completedAt: sql`now()` } : {}
-  const [session] = await db.insert(uploadSessions).values({ businessId: params.businessId, propertyId: params.propertyId, expiresAt: params.expiresAt, kind, ...started }).returning({ id: uploadSessions.id })
+  const [session] = await db
+    .insert(uploadSessions)
+    .values({ businessId: params.businessId, propertyId: params.propertyId, expiresAt: params.expiresAt, kind, ...started })
+    .returning({ id: uploadSessions.id })
   const files = await db
     .insert(uploadFiles)
     .values(params.files.map((f, i) => ({ sessionId: session.id, position: i + 1, ...f, ...(kind === 'import' ? { state: 'processing' as const } : {}) })))
@@ -102,10 +105,7 @@ export async function findUploadSession(db: Db, where: { businessId: number; pro
 
 /** The session by id alone (workers). */
 export async function loadUploadSession(db: Db, uploadId: string): Promise<UploadSessionRow | null> {
-  const [session] = await db
-    .select(sessionColumns)
-    .from(uploadSessions)
-    .where(eq(uploadSessions.id, uploadId))
+  const [session] = await db.select(sessionColumns).from(uploadSessions).where(eq(uploadSessions.id, uploadId))
   if (!session) return null
   return { ...session, files: await filesOf(db, session.id) }
 }
@@ -119,7 +119,10 @@ export async function startProcessing(db: Db, sessionId: string): Promise<boolea
       .where(and(eq(uploadSessions.id, sessionId), eq(uploadSessions.state, 'pending')))
       .returning({ id: uploadSessions.id })
     if (moved.length === 0) return false
-    await tx.update(uploadFiles).set({ state: 'processing' }).where(and(eq(uploadFiles.sessionId, sessionId), eq(uploadFiles.state, 'pending')))
+    await tx
+      .update(uploadFiles)
+      .set({ state: 'processing' })
+      .where(and(eq(uploadFiles.sessionId, sessionId), eq(uploadFiles.state, 'pending')))
     return true
   })
 }
@@ -127,8 +130,14 @@ export async function startProcessing(db: Db, sessionId: string): Promise<boolea
 /** Back to pending when the completion job could not be queued (the client may retry). */
 export async function revertProcessing(db: Db, sessionId: string): Promise<void> {
   await db.transaction(async (tx) => {
-    await tx.update(uploadSessions).set({ state: 'pending', completedAt: null }).where(and(eq(uploadSessions.id, sessionId), eq(uploadSessions.state, 'processing')))
-    await tx.update(uploadFiles).set({ state: 'pending' }).where(and(eq(uploadFiles.sessionId, sessionId), eq(uploadFiles.state, 'processing'), isNull(uploadFiles.imageId)))
+    await tx
+      .update(uploadSessions)
+      .set({ state: 'pending', completedAt: null })
+      .where(and(eq(uploadSessions.id, sessionId), eq(uploadSessions.state, 'processing')))
+    await tx
+      .update(uploadFiles)
+      .set({ state: 'pending' })
+      .where(and(eq(uploadFiles.sessionId, sessionId), eq(uploadFiles.state, 'processing'), isNull(uploadFiles.imageId)))
   })
 }
 
@@ -181,7 +190,15 @@ export async function reopenUploadFiles(tx: Db, sessionId: string): Promise<numb
   const reopened = await tx
     .update(uploadFiles)
     .set({ state: 'processing', error: null, exhaustedAt: null })
-    .where(and(eq(uploadFiles.sessionId, sessionId), eq(uploadFiles.state, 'failed'), isNull(uploadFiles.imageId), isNotNull(uploadFiles.exhaustedAt), isNull(uploadFiles.purgedAt)))
+    .where(
+      and(
+        eq(uploadFiles.sessionId, sessionId),
+        eq(uploadFiles.state, 'failed'),
+        isNull(uploadFiles.imageId),
+        isNotNull(uploadFiles.exhaustedAt),
+        isNull(uploadFiles.purgedAt),
+      ),
+    )
     .returning({ id: uploadFiles.id })
   if (reopened.length) await reopenSession(tx, sessionId)
   return reopened.length
@@ -189,12 +206,18 @@ export async function reopenUploadFiles(tx: Db, sessionId: string): Promise<numb
 
 /** A session that had settled works again (a file of it is processing once more). */
 async function reopenSession(tx: Db, sessionId: string): Promise<void> {
-  await tx.update(uploadSessions).set({ state: 'processing' }).where(and(eq(uploadSessions.id, sessionId), inArray(uploadSessions.state, ['completed', 'failed'])))
+  await tx
+    .update(uploadSessions)
+    .set({ state: 'processing' })
+    .where(and(eq(uploadSessions.id, sessionId), inArray(uploadSessions.state, ['completed', 'failed'])))
 }
 
 /** An operator dropped the exhausted job: its files stay failed for good and the sweep may delete their originals. */
 export async function abandonUploadFiles(db: Db, sessionId: string): Promise<void> {
-  await db.update(uploadFiles).set({ exhaustedAt: null }).where(and(eq(uploadFiles.sessionId, sessionId), eq(uploadFiles.state, 'failed'), isNotNull(uploadFiles.exhaustedAt)))
+  await db
+    .update(uploadFiles)
+    .set({ exhaustedAt: null })
+    .where(and(eq(uploadFiles.sessionId, sessionId), eq(uploadFiles.state, 'failed'), isNotNull(uploadFiles.exhaustedAt)))
 }
 
 /**
@@ -203,7 +226,11 @@ export async function abandonUploadFiles(db: Db, sessionId: string): Promise<voi
  * turn; a file that already has its image keeps it (the job may run twice). The first image of
  * a property without a primary one becomes primary. Returns the ids of images still to process.
  */
-export async function createImagesForFiles(db: Db, session: Pick<UploadSessionRow, 'id' | 'businessId' | 'propertyId'>, files: Pick<UploadFileRow, 'id' | 'originalKey'>[]): Promise<string[]> {
+export async function createImagesForFiles(
+  db: Db,
+  session: Pick<UploadSessionRow, 'id' | 'businessId' | 'propertyId'>,
+  files: Pick<UploadFileRow, 'id' | 'originalKey'>[],
+): Promise<string[]> {
   if (files.length === 0) return []
   return db.transaction(async (tx) => {
     const locked = await tx.execute(sql`select id from properties where id = ${session.propertyId} for update`)
@@ -221,7 +248,12 @@ export async function createImagesForFiles(db: Db, session: Pick<UploadSessionRo
     const rows = await tx
       .select({ id: propertyImages.id, fileId: propertyImages.uploadFileId, state: propertyImages.state })
       .from(propertyImages)
-      .where(inArray(propertyImages.uploadFileId, files.map((f) => f.id)))
+      .where(
+        inArray(
+          propertyImages.uploadFileId,
+          files.map((f) => f.id),
+        ),
+      )
       .orderBy(asc(propertyImages.position))
     for (const { id, fileId } of rows) {
       // Always set: the rows were selected by their upload file.
@@ -275,7 +307,11 @@ export async function sessionOfFile(db: Db, fileId: string | null): Promise<stri
  * first, so two images of one property finishing together rebuild the row in turn and the second
  * rebuild sees the first image (each statement after the lock reads what was committed).
  */
-export async function markImageReady(tx: Db, image: Pick<ImageToProcess, 'id' | 'uploadFileId' | 'propertyId'>, result: { publicKey: string; publicUrl: string; width: number; height: number }): Promise<boolean> {
+export async function markImageReady(
+  tx: Db,
+  image: Pick<ImageToProcess, 'id' | 'uploadFileId' | 'propertyId'>,
+  result: { publicKey: string; publicUrl: string; width: number; height: number },
+): Promise<boolean> {
   await tx.execute(sql`select id from properties where id = ${image.propertyId} for update`)
   const updated = await tx
     .update(propertyImages)
@@ -295,7 +331,12 @@ export async function markImageReady(tx: Db, image: Pick<ImageToProcess, 'id' | 
  * order. `exhausted`: its job gave up (the original is kept for a retry). Returns whether the
  * image changed. Run it in the transaction that also rebuilds the property's catalogue row.
  */
-export async function markImageFailed(tx: Db, image: Pick<ImageToProcess, 'id' | 'uploadFileId' | 'propertyId'>, reason: string, options: { exhausted?: boolean } = {}): Promise<boolean> {
+export async function markImageFailed(
+  tx: Db,
+  image: Pick<ImageToProcess, 'id' | 'uploadFileId' | 'propertyId'>,
+  reason: string,
+  options: { exhausted?: boolean } = {},
+): Promise<boolean> {
   await tx.execute(sql`select id from properties where id = ${image.propertyId} for update`)
   const updated = await tx
     .update(propertyImages)
@@ -356,7 +397,11 @@ export async function reopenImage(tx: Db, imageId: string): Promise<boolean> {
 /** An operator dropped the image's exhausted job: it stays failed for good and the sweep may delete its original. */
 export async function abandonImage(db: Db, imageId: string): Promise<void> {
   const [image] = await db.select({ uploadFileId: propertyImages.uploadFileId }).from(propertyImages).where(eq(propertyImages.id, imageId))
-  if (image?.uploadFileId) await db.update(uploadFiles).set({ exhaustedAt: null }).where(and(eq(uploadFiles.id, image.uploadFileId), eq(uploadFiles.state, 'failed')))
+  if (image?.uploadFileId)
+    await db
+      .update(uploadFiles)
+      .set({ exhaustedAt: null })
+      .where(and(eq(uploadFiles.id, image.uploadFileId), eq(uploadFiles.state, 'failed')))
 }
 
 /** What the media sweep checks against the queues: work that should have a job by now. */
@@ -394,7 +439,15 @@ export async function expireSessions(db: Db, expiredBefore: Date): Promise<{ fil
     return tx
       .select({ fileId: uploadFiles.id, originalKey: uploadFiles.originalKey })
       .from(uploadFiles)
-      .where(and(inArray(uploadFiles.sessionId, expired.map((s) => s.id)), isNull(uploadFiles.purgedAt)))
+      .where(
+        and(
+          inArray(
+            uploadFiles.sessionId,
+            expired.map((s) => s.id),
+          ),
+          isNull(uploadFiles.purgedAt),
+        ),
+      )
   })
 }
 
@@ -482,7 +535,15 @@ export interface ImageKeys {
 
 export async function findPropertyImage(db: Db, propertyId: number, imageId: string): Promise<ImageKeys | null> {
   const [row] = await db
-    .select({ id: propertyImages.id, state: propertyImages.state, isPrimary: propertyImages.isPrimary, title: propertyImages.title, originalKey: propertyImages.originalKey, publicKey: propertyImages.publicKey, uploadFileId: propertyImages.uploadFileId })
+    .select({
+      id: propertyImages.id,
+      state: propertyImages.state,
+      isPrimary: propertyImages.isPrimary,
+      title: propertyImages.title,
+      originalKey: propertyImages.originalKey,
+      publicKey: propertyImages.publicKey,
+      uploadFileId: propertyImages.uploadFileId,
+    })
     .from(propertyImages)
     .where(and(eq(propertyImages.id, imageId), eq(propertyImages.propertyId, propertyId)))
   return row ?? null
@@ -521,6 +582,9 @@ export async function markFilePurged(db: Db, fileId: string): Promise<void> {
 
 /** The image still exists and is `ready` with this public key (so that key must be kept). */
 export async function imageHoldsPublicKey(db: Db, imageId: string, publicKey: string): Promise<boolean> {
-  const [row] = await db.select({ id: propertyImages.id }).from(propertyImages).where(and(eq(propertyImages.id, imageId), eq(propertyImages.publicKey, publicKey), eq(propertyImages.state, 'ready')))
+  const [row] = await db
+    .select({ id: propertyImages.id })
+    .from(propertyImages)
+    .where(and(eq(propertyImages.id, imageId), eq(propertyImages.publicKey, publicKey), eq(propertyImages.state, 'ready')))
   return row !== undefined
 }

@@ -12,7 +12,10 @@ type ContactInsert = typeof contacts.$inferInsert
 
 /** Every column of a contact created for an inquiry, explicit. */
 export type NewInquiryContact = Required<
-  Pick<ContactInsert, 'type' | 'name' | 'email' | 'phone' | 'source' | 'operation' | 'propertyTypes' | 'rating' | 'urgency' | 'budgetMax' | 'minBedrooms' | 'notes'>
+  Pick<
+    ContactInsert,
+    'type' | 'name' | 'email' | 'phone' | 'source' | 'operation' | 'propertyTypes' | 'rating' | 'urgency' | 'budgetMax' | 'minBedrooms' | 'notes'
+  >
 >
 
 export type NewInquiry = Required<Omit<typeof leadInquiries.$inferInsert, 'id' | 'createdAt'>>
@@ -23,7 +26,10 @@ export type NewInquiry = Required<Omit<typeof leadInquiries.$inferInsert, 'id' |
  */
 export async function findContactByPhoneOrEmail(db: Db, businessId: number, phone: string | null, email: string | null): Promise<number | null> {
   if (phone !== null) {
-    const [row] = await db.select({ id: contacts.id }).from(contacts).where(and(eq(contacts.businessId, businessId), eq(contacts.phone, phone)))
+    const [row] = await db
+      .select({ id: contacts.id })
+      .from(contacts)
+      .where(and(eq(contacts.businessId, businessId), eq(contacts.phone, phone)))
     if (row) return row.id
   }
   if (email !== null) {
@@ -86,16 +92,36 @@ export interface InquiryWithOutreach {
 /** A lead's inquiries, newest first, each with its outreach delivery's state (the export, contract §13). */
 export async function inquiriesOfContactWithOutreach(db: Db, contactId: number): Promise<InquiryWithOutreach[]> {
   const rows = await db.execute<{
-    id: number; contact_id: number; property_id: number | null; contact_name: string; contact_email: string | null; contact_phone: string | null
-    message: string; source: string | null; source_page: string | null; created_at: string | Date; delivery_state: string | null; outreach: string | null
+    id: number
+    contact_id: number
+    property_id: number | null
+    contact_name: string
+    contact_email: string | null
+    contact_phone: string | null
+    message: string
+    source: string | null
+    source_page: string | null
+    created_at: string | Date
+    delivery_state: string | null
+    outreach: string | null
   }>(sql`
     select i.id, i.contact_id, i.property_id, i.contact_name, i.contact_email, i.contact_phone, i.message, i.source, i.source_page, i.created_at, i.outreach,
            (select d.state from outreach_deliveries d where d.inquiry_id = i.id order by d.created_at desc limit 1) as delivery_state
     from lead_inquiries i where i.contact_id = ${contactId}
     order by i.created_at desc, i.id desc`)
   return [...rows].map((r) => ({
-    id: r.id, leadId: r.contact_id, propertyId: r.property_id, contactName: r.contact_name, contactEmail: r.contact_email, contactPhone: r.contact_phone,
-    message: r.message, source: r.source, sourcePage: r.source_page, createdAt: new Date(r.created_at), deliveryState: r.delivery_state, answeredOutreach: r.outreach,
+    id: r.id,
+    leadId: r.contact_id,
+    propertyId: r.property_id,
+    contactName: r.contact_name,
+    contactEmail: r.contact_email,
+    contactPhone: r.contact_phone,
+    message: r.message,
+    source: r.source,
+    sourcePage: r.source_page,
+    createdAt: new Date(r.created_at),
+    deliveryState: r.delivery_state,
+    answeredOutreach: r.outreach,
   }))
 }
 
@@ -117,10 +143,21 @@ export interface InquiryListRow {
  * One page of a contact's inquiries, newest first (GET /leads/{id}/inquiries, contract §9.4), and
  * how many there are. Uses lead_inquiries_contact_idx; each delivery by outreach_deliveries_inquiry_idx.
  */
-export async function listInquiriesOfContact(db: Db, contactId: number, page: { limit: number; offset: number }): Promise<{ rows: InquiryListRow[]; count: number }> {
+export async function listInquiriesOfContact(
+  db: Db,
+  contactId: number,
+  page: { limit: number; offset: number },
+): Promise<{ rows: InquiryListRow[]; count: number }> {
   const rows = await db.execute<{
-    id: number; contact_id: number; property_id: number | null; message: string; source: string | null; source_page: string | null
-    outreach: InquiryListRow['outreach']; delivery_state: InquiryListRow['deliveryState']; created_at: string | Date
+    id: number
+    contact_id: number
+    property_id: number | null
+    message: string
+    source: string | null
+    source_page: string | null
+    outreach: InquiryListRow['outreach']
+    delivery_state: InquiryListRow['deliveryState']
+    created_at: string | Date
   }>(sql`
     select i.id, i.contact_id, i.property_id, i.message, i.source, i.source_page, i.outreach, i.created_at,
            (select d.state from outreach_deliveries d where d.inquiry_id = i.id order by d.created_at desc limit 1) as delivery_state
@@ -131,8 +168,15 @@ export async function listInquiriesOfContact(db: Db, contactId: number, page: { 
   return {
     count: total,
     rows: [...rows].map((r) => ({
-      id: r.id, leadId: r.contact_id, propertyId: r.property_id, message: r.message, source: r.source, sourcePage: r.source_page,
-      outreach: r.outreach, deliveryState: r.delivery_state, createdAt: new Date(r.created_at),
+      id: r.id,
+      leadId: r.contact_id,
+      propertyId: r.property_id,
+      message: r.message,
+      source: r.source,
+      sourcePage: r.source_page,
+      outreach: r.outreach,
+      deliveryState: r.delivery_state,
+      createdAt: new Date(r.created_at),
     })),
   }
 }

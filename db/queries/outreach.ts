@@ -14,7 +14,12 @@ export type OutreachAttemptRow = typeof outreachAttempts.$inferSelect
 export type DeliveryState = OutreachDeliveryRow['state']
 
 /** Creates the endpoint, or replaces its URL and secret (a rotation) and enables it again. */
-export async function upsertOutreachEndpoint(db: Db, businessId: number, url: string, secretEncrypted: string): Promise<{ row: OutreachEndpointRow; created: boolean }> {
+export async function upsertOutreachEndpoint(
+  db: Db,
+  businessId: number,
+  url: string,
+  secretEncrypted: string,
+): Promise<{ row: OutreachEndpointRow; created: boolean }> {
   const [row] = await db
     .insert(outreachEndpoints)
     .values({ businessId, url, secretEncrypted, enabled: true })
@@ -51,7 +56,10 @@ export async function disableOutreachEndpoint(db: Db, businessId: number): Promi
   return row ?? null
 }
 
-export async function insertOutreachDelivery(db: Db, values: { id: string; businessId: number; inquiryId: number; payload: unknown; createdAt: Date }): Promise<void> {
+export async function insertOutreachDelivery(
+  db: Db,
+  values: { id: string; businessId: number; inquiryId: number; payload: unknown; createdAt: Date },
+): Promise<void> {
   await db.insert(outreachDeliveries).values(values)
 }
 
@@ -147,7 +155,12 @@ export async function listOutreachDeliveries(db: Db, businessId: number, limit: 
   const attempts = await db
     .select()
     .from(outreachAttempts)
-    .where(inArray(outreachAttempts.deliveryId, rows.map((r) => r.id)))
+    .where(
+      inArray(
+        outreachAttempts.deliveryId,
+        rows.map((r) => r.id),
+      ),
+    )
     .orderBy(outreachAttempts.deliveryId, outreachAttempts.attempt)
   const byDelivery = new Map<string, OutreachAttemptRow[]>()
   for (const a of attempts) {
@@ -159,7 +172,10 @@ export async function listOutreachDeliveries(db: Db, businessId: number, limit: 
 }
 
 /** The outreach deliveries of a lead's inquiries (the export, contract §13). */
-export async function outreachDeliveriesOfContact(db: Db, contactId: number): Promise<{ id: string; inquiryId: number; state: DeliveryState; attempts: number }[]> {
+export async function outreachDeliveriesOfContact(
+  db: Db,
+  contactId: number,
+): Promise<{ id: string; inquiryId: number; state: DeliveryState; attempts: number }[]> {
   const rows = await db.execute<{ id: string; inquiry_id: number; state: DeliveryState; attempts: number }>(sql`
     select d.id, d.inquiry_id, d.state, d.attempts from outreach_deliveries d
     join lead_inquiries i on i.id = d.inquiry_id

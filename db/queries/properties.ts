@@ -12,13 +12,19 @@ import { contacts, properties, type PropertyRow } from '../schema'
 export type PropertyColumns = Required<Omit<typeof properties.$inferInsert, 'id' | 'businessId' | 'publishedAt' | 'metadata' | 'createdAt' | 'updatedAt'>>
 
 export async function insertProperty(db: Db, businessId: number, columns: PropertyColumns): Promise<number> {
-  const [row] = await db.insert(properties).values({ businessId, ...columns }).returning({ id: properties.id })
+  const [row] = await db
+    .insert(properties)
+    .values({ businessId, ...columns })
+    .returning({ id: properties.id })
   return row.id
 }
 
 /** The row of this business, locked for the rest of the transaction when `forUpdate` (so concurrent PATCHes merge in turn). */
 export async function findProperty(db: Db, businessId: number, id: number, options: { forUpdate?: boolean } = {}): Promise<PropertyRow | null> {
-  const q = db.select().from(properties).where(and(eq(properties.id, id), eq(properties.businessId, businessId)))
+  const q = db
+    .select()
+    .from(properties)
+    .where(and(eq(properties.id, id), eq(properties.businessId, businessId)))
   const [row] = options.forUpdate ? await q.for('update') : await q
   return row ?? null
 }
@@ -26,7 +32,10 @@ export async function findProperty(db: Db, businessId: number, id: number, optio
 /** With `events`, the update and the events' insert are one statement (executeWithEvents). */
 export async function updatePropertyColumns(db: Db, id: number, columns: PropertyColumns, events?: { businessId: number; rows: NewEventRow[] }): Promise<void> {
   // metadata and images are not in `columns`: an update preserves them (api-spec §4.5).
-  const update = db.update(properties).set({ ...columns, updatedAt: sql`now()` }).where(eq(properties.id, id))
+  const update = db
+    .update(properties)
+    .set({ ...columns, updatedAt: sql`now()` })
+    .where(eq(properties.id, id))
   if (events) await executeWithEvents(db, update.getSQL(), events.businessId, events.rows)
   else await update
 }

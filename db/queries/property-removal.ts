@@ -41,6 +41,9 @@ export async function mediaKeysOfProperty(tx: Db, propertyId: number): Promise<P
 
 /** Deletes the listing of this business; its media rows and catalogue row go with it (cascade). Returns whether it existed. */
 export async function deletePropertyRow(tx: Db, businessId: number, propertyId: number): Promise<boolean> {
-  const rows = await tx.delete(properties).where(and(eq(properties.id, propertyId), eq(properties.businessId, businessId))).returning({ id: properties.id })
+  const rows = await tx
+    .delete(properties)
+    .where(and(eq(properties.id, propertyId), eq(properties.businessId, businessId)))
+    .returning({ id: properties.id })
   return rows.length > 0
 }

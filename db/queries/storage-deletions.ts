@@ -78,7 +78,13 @@ export async function deletionsOlderThan(db: Db, olderThanMs: number, limit: num
 export async function pendingDeletionsOf(db: Db, area: DeletionArea, keys: string[]): Promise<DeletionRow[]> {
   if (keys.length === 0) return []
   return db
-    .select({ id: storageDeletions.id, area: storageDeletions.area, key: storageDeletions.key, kind: storageDeletions.kind, attempts: storageDeletions.attempts })
+    .select({
+      id: storageDeletions.id,
+      area: storageDeletions.area,
+      key: storageDeletions.key,
+      kind: storageDeletions.kind,
+      attempts: storageDeletions.attempts,
+    })
     .from(storageDeletions)
     .where(and(eq(storageDeletions.area, area), inArray(storageDeletions.key, keys)))
 }

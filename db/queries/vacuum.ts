@@ -8,9 +8,25 @@ import type { Sql } from '../client'
 
 /** Tables that every few seconds of traffic rewrite rows of (updates and deletes). */
 export const CHURNED_TABLES = [
-  'event_outbox', 'events', 'event_counters', 'webhook_deliveries', 'webhook_attempts', 'webhook_endpoints', 'outreach_deliveries', 'outreach_attempts',
-  'idempotency_keys', 'catalogue_entries', 'catalogue_counts', 'properties', 'property_images', 'property_videos', 'contacts',
-  'upload_sessions', 'upload_files', 'storage_deletions', 'businesses',
+  'event_outbox',
+  'events',
+  'event_counters',
+  'webhook_deliveries',
+  'webhook_attempts',
+  'webhook_endpoints',
+  'outreach_deliveries',
+  'outreach_attempts',
+  'idempotency_keys',
+  'catalogue_entries',
+  'catalogue_counts',
+  'properties',
+  'property_images',
+  'property_videos',
+  'contacts',
+  'upload_sessions',
+  'upload_files',
+  'storage_deletions',
+  'businesses',
 ]
 
 export async function autovacuumIsOn(sql: Sql): Promise<boolean> {

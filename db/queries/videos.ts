@@ -12,7 +12,10 @@ export type { PropertyVideoRow }
 
 /** Appended after the property's videos. Run it with the property row locked. */
 async function nextPosition(tx: Db, propertyId: number): Promise<number> {
-  const [row] = await tx.select({ max: sql<number | null>`max(${propertyVideos.position})` }).from(propertyVideos).where(eq(propertyVideos.propertyId, propertyId))
+  const [row] = await tx
+    .select({ max: sql<number | null>`max(${propertyVideos.position})` })
+    .from(propertyVideos)
+    .where(eq(propertyVideos.propertyId, propertyId))
   return (row?.max ?? 0) + 1
 }
 
@@ -54,7 +57,10 @@ export async function insertUploadVideo(tx: Db, v: NewUploadVideo): Promise<stri
 
 /** The video of this property (tenancy: the caller found the property in the business). */
 export async function findVideo(db: Db, propertyId: number, videoId: string): Promise<PropertyVideoRow | null> {
-  const [row] = await db.select().from(propertyVideos).where(and(eq(propertyVideos.id, videoId), eq(propertyVideos.propertyId, propertyId)))
+  const [row] = await db
+    .select()
+    .from(propertyVideos)
+    .where(and(eq(propertyVideos.id, videoId), eq(propertyVideos.propertyId, propertyId)))
   return row ?? null
 }
 
@@ -128,7 +134,10 @@ export async function startVideoProcessing(db: Db, videoId: string): Promise<boo
 
 /** Back to pending when the transcode could not be queued (the client may complete again). */
 export async function revertVideoProcessing(db: Db, videoId: string): Promise<void> {
-  await db.update(propertyVideos).set({ state: 'pending' }).where(and(eq(propertyVideos.id, videoId), eq(propertyVideos.state, 'processing')))
+  await db
+    .update(propertyVideos)
+    .set({ state: 'pending' })
+    .where(and(eq(propertyVideos.id, videoId), eq(propertyVideos.state, 'processing')))
 }
 
 export interface VideoRendition {

@@ -40,7 +40,10 @@ export function listEndpoints(db: Db, businessId: number): Promise<WebhookEndpoi
 }
 
 export async function findEndpoint(db: Db, businessId: number, id: number, options: { forUpdate?: boolean } = {}): Promise<WebhookEndpointRow | null> {
-  const q = db.select().from(webhookEndpoints).where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.businessId, businessId)))
+  const q = db
+    .select()
+    .from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.businessId, businessId)))
   const [row] = options.forUpdate ? await q.for('update') : await q
   return row ?? null
 }
@@ -56,12 +59,19 @@ export async function updateEndpoint(
   id: number,
   set: Partial<Pick<WebhookEndpointRow, 'url' | 'description' | 'enabledEvents' | 'eventScopes' | 'status' | 'disabledReason' | 'failingSince'>>,
 ): Promise<WebhookEndpointRow> {
-  const [row] = await db.update(webhookEndpoints).set({ ...set, updatedAt: sql`now()` }).where(eq(webhookEndpoints.id, id)).returning()
+  const [row] = await db
+    .update(webhookEndpoints)
+    .set({ ...set, updatedAt: sql`now()` })
+    .where(eq(webhookEndpoints.id, id))
+    .returning()
   return row
 }
 
 export async function deleteEndpoint(db: Db, businessId: number, id: number): Promise<boolean> {
-  const rows = await db.delete(webhookEndpoints).where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.businessId, businessId))).returning({ id: webhookEndpoints.id })
+  const rows = await db
+    .delete(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.businessId, businessId)))
+    .returning({ id: webhookEndpoints.id })
   return rows.length > 0
 }
 
@@ -81,7 +91,10 @@ export async function rotateEndpointSecret(db: Db, id: number, secretSealed: str
 }
 
 /** The enabled endpoints of these businesses (the relay matches events against them). */
-export async function enabledEndpointsOf(db: Db, businessIds: number[]): Promise<Pick<WebhookEndpointRow, 'id' | 'businessId' | 'enabledEvents' | 'eventScopes'>[]> {
+export async function enabledEndpointsOf(
+  db: Db,
+  businessIds: number[],
+): Promise<Pick<WebhookEndpointRow, 'id' | 'businessId' | 'enabledEvents' | 'eventScopes'>[]> {
   if (businessIds.length === 0) return []
   const rows = await db.execute<{ id: number; business_id: number; enabled_events: string[]; event_scopes: string[] }>(sql`
     select id, business_id, enabled_events, event_scopes from webhook_endpoints
@@ -113,12 +126,17 @@ export async function cancelPendingDeliveriesOfEndpoint(db: Db, endpointId: numb
  * `failing_since`; `failing` sets it to `since` when the run of failures started in these
  * attempts (after a success), else keeps the start already recorded. Returns the new value.
  */
-export async function setEndpointHealth(db: Db, id: number, health: { kind: 'ok' } | { kind: 'failing'; since: Date; afterSuccess: boolean }): Promise<Date | null> {
-  const next = health.kind === 'ok'
-    ? sql`null::timestamptz`
-    : health.afterSuccess
-      ? sql`${health.since.toISOString()}::timestamptz`
-      : sql`coalesce(failing_since, ${health.since.toISOString()}::timestamptz)`
+export async function setEndpointHealth(
+  db: Db,
+  id: number,
+  health: { kind: 'ok' } | { kind: 'failing'; since: Date; afterSuccess: boolean },
+): Promise<Date | null> {
+  const next =
+    health.kind === 'ok'
+      ? sql`null::timestamptz`
+      : health.afterSuccess
+        ? sql`${health.since.toISOString()}::timestamptz`
+        : sql`coalesce(failing_since, ${health.since.toISOString()}::timestamptz)`
   const rows = await db.execute<{ failing_since: string | Date | null }>(sql`
     update webhook_endpoints set failing_since = ${next} where id = ${id} returning failing_since`)
   const v = rows[0]?.failing_since
@@ -191,8 +209,14 @@ export interface AttemptOutcome {
 export async function recordAttempts(db: Db, outcomes: AttemptOutcome[]): Promise<void> {
   if (outcomes.length === 0) return
   const rows = outcomes.map((o) => ({
-    id: o.deliveryId, endpoint_id: o.endpointId, status_code: o.statusCode, error: o.error, latency_ms: o.latencyMs,
-    attempted_at: o.attemptedAt.toISOString(), state: o.state, next_attempt_at: o.nextAttemptAt?.toISOString() ?? null,
+    id: o.deliveryId,
+    endpoint_id: o.endpointId,
+    status_code: o.statusCode,
+    error: o.error,
+    latency_ms: o.latencyMs,
+    attempted_at: o.attemptedAt.toISOString(),
+    state: o.state,
+    next_attempt_at: o.nextAttemptAt?.toISOString() ?? null,
   }))
   await db.execute(sql`
     with o as (
@@ -270,7 +294,17 @@ export interface AttemptRow {
 
 /** The endpoint's newest attempts; uses webhook_attempts_endpoint_idx (endpoint_id, attempted_at). */
 export async function listAttempts(db: Db, endpointId: number, limit: number): Promise<AttemptRow[]> {
-  const rows = await db.execute<{ id: number; delivery_id: string; event_id: string; type: string; attempt: number; status_code: number | null; error: string | null; latency_ms: number; attempted_at: string | Date }>(sql`
+  const rows = await db.execute<{
+    id: number
+    delivery_id: string
+    event_id: string
+    type: string
+    attempt: number
+    status_code: number | null
+    error: string | null
+    latency_ms: number
+    attempted_at: string | Date
+  }>(sql`
     select a.id, a.delivery_id, d.event_id, e.type, a.attempt, a.status_code, a.error, a.latency_ms, a.attempted_at
     from webhook_attempts a
     join webhook_deliveries d on d.id = a.delivery_id
@@ -278,8 +312,15 @@ export async function listAttempts(db: Db, endpointId: number, limit: number): P
     where a.endpoint_id = ${endpointId}
     order by a.attempted_at desc, a.id desc limit ${limit}`)
   return [...rows].map((r) => ({
-    id: r.id, deliveryId: r.delivery_id, eventId: r.event_id, eventType: r.type, attempt: r.attempt, statusCode: r.status_code,
-    error: r.error, latencyMs: r.latency_ms, attemptedAt: new Date(r.attempted_at),
+    id: r.id,
+    deliveryId: r.delivery_id,
+    eventId: r.event_id,
+    eventType: r.type,
+    attempt: r.attempt,
+    statusCode: r.status_code,
+    error: r.error,
+    latencyMs: r.latency_ms,
+    attemptedAt: new Date(r.attempted_at),
   }))
 }
 
@@ -300,4 +341,3 @@ export async function deliveryCountsOf(db: Db, endpointIds: number[]): Promise<M
   for (const r of rows) out.set(r.endpoint_id, { ...out.get(r.endpoint_id), [r.state]: r.n })
   return out
 }
-

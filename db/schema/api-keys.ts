@@ -6,7 +6,9 @@ export const apiKeys = pgTable(
   'api_keys',
   {
     id: serial('id').primaryKey(),
-    businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
+    businessId: integer('business_id')
+      .notNull()
+      .references(() => businesses.id, { onDelete: 'cascade' }),
     /** Public identifier: appears in the key itself, in logs and in `/me`. */
     keyId: text('key_id').notNull().unique(),
     /** Hex SHA-256 of the secret; the secret itself is never stored. */

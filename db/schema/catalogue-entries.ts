@@ -1,5 +1,20 @@
 import { sql } from 'drizzle-orm'
-import { bigint, boolean, check, customType, doublePrecision, index, integer, json, pgSequence, pgTable, point, primaryKey, text, timestamp } from 'drizzle-orm/pg-core'
+import {
+  bigint,
+  boolean,
+  check,
+  customType,
+  doublePrecision,
+  index,
+  integer,
+  json,
+  pgSequence,
+  pgTable,
+  point,
+  primaryKey,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core'
 import { businesses } from './businesses'
 import { properties } from './properties'
 import { geographyPoint } from './types'
@@ -18,8 +33,12 @@ const tsvector = customType<{ data: string; driverData: string }>({
 export const catalogueEntries = pgTable(
   'catalogue_entries',
   {
-    propertyId: integer('property_id').primaryKey().references(() => properties.id, { onDelete: 'cascade' }),
-    businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
+    propertyId: integer('property_id')
+      .primaryKey()
+      .references(() => properties.id, { onDelete: 'cascade' }),
+    businessId: integer('business_id')
+      .notNull()
+      .references(() => businesses.id, { onDelete: 'cascade' }),
     doc: json('doc').notNull(),
     status: text('status').notNull(),
     operations: text('operations').array().notNull(),
@@ -81,10 +100,18 @@ export const catalogueEntries = pgTable(
     index('catalogue_sale_desc_idx').on(t.businessId, t.priceSale.desc().nullsLast(), t.propertyId.desc()),
     index('catalogue_venta_sale_asc_idx').on(t.businessId, t.priceSale.asc().nullsLast(), t.propertyId.desc()).where(sql`operations @> '{venta}'::text[]`),
     index('catalogue_venta_sale_desc_idx').on(t.businessId, t.priceSale.desc().nullsLast(), t.propertyId.desc()).where(sql`operations @> '{venta}'::text[]`),
-    index('catalogue_alquiler_rent_asc_idx').on(t.businessId, t.priceRent.asc().nullsLast(), t.propertyId.desc()).where(sql`operations @> '{alquiler}'::text[]`),
-    index('catalogue_alquiler_rent_desc_idx').on(t.businessId, t.priceRent.desc().nullsLast(), t.propertyId.desc()).where(sql`operations @> '{alquiler}'::text[]`),
-    index('catalogue_traspaso_transfer_asc_idx').on(t.businessId, t.priceTransfer.asc().nullsLast(), t.propertyId.desc()).where(sql`operations @> '{traspaso}'::text[]`),
-    index('catalogue_traspaso_transfer_desc_idx').on(t.businessId, t.priceTransfer.desc().nullsLast(), t.propertyId.desc()).where(sql`operations @> '{traspaso}'::text[]`),
+    index('catalogue_alquiler_rent_asc_idx')
+      .on(t.businessId, t.priceRent.asc().nullsLast(), t.propertyId.desc())
+      .where(sql`operations @> '{alquiler}'::text[]`),
+    index('catalogue_alquiler_rent_desc_idx')
+      .on(t.businessId, t.priceRent.desc().nullsLast(), t.propertyId.desc())
+      .where(sql`operations @> '{alquiler}'::text[]`),
+    index('catalogue_traspaso_transfer_asc_idx')
+      .on(t.businessId, t.priceTransfer.asc().nullsLast(), t.propertyId.desc())
+      .where(sql`operations @> '{traspaso}'::text[]`),
+    index('catalogue_traspaso_transfer_desc_idx')
+      .on(t.businessId, t.priceTransfer.desc().nullsLast(), t.propertyId.desc())
+      .where(sql`operations @> '{traspaso}'::text[]`),
     // INCLUDE (bedrooms, updated_at, property_id) (migration 0017): city + type (+ bedrooms) is
     // counted and its page sorted from this index alone.
     index('catalogue_business_city_idx').on(t.businessId, t.cityLc, t.type),
@@ -102,7 +129,9 @@ export const catalogueEntries = pgTable(
  * instead of counting 100,000 index entries per request (bench: ~5–9 ms of CPU per request).
  */
 export const catalogueCounts = pgTable('catalogue_counts', {
-  businessId: integer('business_id').primaryKey().references(() => businesses.id, { onDelete: 'cascade' }),
+  businessId: integer('business_id')
+    .primaryKey()
+    .references(() => businesses.id, { onDelete: 'cascade' }),
   entries: bigint('entries', { mode: 'number' }).notNull().default(0),
   /**
    * Of those, the rows offering each operation (migration 0017): the total of a list filtered by
@@ -133,7 +162,9 @@ export const catalogueCounts = pgTable('catalogue_counts', {
 export const cataloguePriceCounts = pgTable(
   'catalogue_price_counts',
   {
-    businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
+    businessId: integer('business_id')
+      .notNull()
+      .references(() => businesses.id, { onDelete: 'cascade' }),
     op: text('op').notNull(),
     bucket: bigint('bucket', { mode: 'number' }).notNull(),
     n: bigint('n', { mode: 'number' }).notNull(),
@@ -153,7 +184,9 @@ export const cataloguePriceCounts = pgTable(
 export const catalogueGeoCells = pgTable(
   'catalogue_geo_cells',
   {
-    businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
+    businessId: integer('business_id')
+      .notNull()
+      .references(() => businesses.id, { onDelete: 'cascade' }),
     cy: integer('cy').notNull(),
     cx: integer('cx').notNull(),
     n: bigint('n', { mode: 'number' }).notNull(),

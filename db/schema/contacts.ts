@@ -7,8 +7,12 @@ export const contacts = pgTable(
   'contacts',
   {
     id: serial('id').primaryKey(),
-    businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
-    type: text('type', { enum: ['demandante', 'propietario'] }).notNull().default('demandante'),
+    businessId: integer('business_id')
+      .notNull()
+      .references(() => businesses.id, { onDelete: 'cascade' }),
+    type: text('type', { enum: ['demandante', 'propietario'] })
+      .notNull()
+      .default('demandante'),
     name: text('name').notNull(),
     email: text('email'),
     phone: text('phone'),

@@ -53,7 +53,9 @@ export const events = pgTable(
 )
 
 export const eventCounters = pgTable('event_counters', {
-  businessId: integer('business_id').primaryKey().references(() => businesses.id, { onDelete: 'cascade' }),
+  businessId: integer('business_id')
+    .primaryKey()
+    .references(() => businesses.id, { onDelete: 'cascade' }),
   lastSequence: bigint('last_sequence', { mode: 'number' }).notNull(),
 })
 

@@ -9,7 +9,9 @@ export const feeds = pgTable(
   'feeds',
   {
     id: serial('id').primaryKey(),
-    businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
+    businessId: integer('business_id')
+      .notNull()
+      .references(() => businesses.id, { onDelete: 'cascade' }),
     format: text('format', { enum: ['kyero'] }).notNull(),
     tokenHash: text('token_hash').notNull(),
     tokenSealed: text('token_sealed').notNull(),

@@ -8,11 +8,19 @@ export const uploadSessions = pgTable(
   'upload_sessions',
   {
     id: uuid('id').primaryKey().defaultRandom(),
-    businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
-    propertyId: integer('property_id').notNull().references(() => properties.id, { onDelete: 'cascade' }),
-    state: text('state', { enum: ['pending', 'processing', 'completed', 'failed', 'expired'] }).notNull().default('pending'),
+    businessId: integer('business_id')
+      .notNull()
+      .references(() => businesses.id, { onDelete: 'cascade' }),
+    propertyId: integer('property_id')
+      .notNull()
+      .references(() => properties.id, { onDelete: 'cascade' }),
+    state: text('state', { enum: ['pending', 'processing', 'completed', 'failed', 'expired'] })
+      .notNull()
+      .default('pending'),
     /** `upload`: files PUT by the client; `import`: files fetched by URL (contract §9.2). */
-    kind: text('kind', { enum: ['upload', 'import'] }).notNull().default('upload'),
+    kind: text('kind', { enum: ['upload', 'import'] })
+      .notNull()
+      .default('upload'),
     expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     completedAt: timestamp('completed_at', { withTimezone: true, mode: 'date' }),
@@ -24,14 +32,18 @@ export const uploadFiles = pgTable(
   'upload_files',
   {
     id: uuid('id').primaryKey().defaultRandom(),
-    sessionId: uuid('session_id').notNull().references(() => uploadSessions.id, { onDelete: 'cascade' }),
+    sessionId: uuid('session_id')
+      .notNull()
+      .references(() => uploadSessions.id, { onDelete: 'cascade' }),
     position: integer('position').notNull(),
     filename: text('filename').notNull(),
     contentType: text('content_type').notNull(),
     declaredSize: bigint('declared_size', { mode: 'number' }).notNull(),
     /** Key in the private bucket; never leaves the service. */
     originalKey: text('original_key').notNull(),
-    state: text('state', { enum: ['pending', 'processing', 'ready', 'failed'] }).notNull().default('pending'),
+    state: text('state', { enum: ['pending', 'processing', 'ready', 'failed'] })
+      .notNull()
+      .default('pending'),
     error: text('error'),
     imageId: uuid('image_id'),
     /** An import's source URL (contract §9.2); null for an uploaded file. */
@@ -55,8 +67,12 @@ export const propertyImages = pgTable(
   'property_images',
   {
     id: uuid('id').primaryKey().defaultRandom(),
-    businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
-    propertyId: integer('property_id').notNull().references(() => properties.id, { onDelete: 'cascade' }),
+    businessId: integer('business_id')
+      .notNull()
+      .references(() => businesses.id, { onDelete: 'cascade' }),
+    propertyId: integer('property_id')
+      .notNull()
+      .references(() => properties.id, { onDelete: 'cascade' }),
     uploadFileId: uuid('upload_file_id').references(() => uploadFiles.id, { onDelete: 'set null' }),
     originalKey: text('original_key').notNull(),
     publicKey: text('public_key'),
@@ -68,7 +84,9 @@ export const propertyImages = pgTable(
     height: integer('height'),
     /** Whether the public copy carries the business's watermark (contract §9.1). */
     watermarked: boolean('watermarked').notNull().default(true),
-    state: text('state', { enum: ['processing', 'ready', 'failed'] }).notNull().default('processing'),
+    state: text('state', { enum: ['processing', 'ready', 'failed'] })
+      .notNull()
+      .default('processing'),
     /** When failed: why (refused by the transform, or its job exhausted its retries). */
     error: text('error'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),

@@ -9,8 +9,12 @@ export const leadInquiries = pgTable(
   'lead_inquiries',
   {
     id: serial('id').primaryKey(),
-    businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
-    contactId: integer('contact_id').notNull().references(() => contacts.id, { onDelete: 'cascade' }),
+    businessId: integer('business_id')
+      .notNull()
+      .references(() => businesses.id, { onDelete: 'cascade' }),
+    contactId: integer('contact_id')
+      .notNull()
+      .references(() => contacts.id, { onDelete: 'cascade' }),
     propertyId: integer('property_id').references(() => properties.id, { onDelete: 'set null' }),
     /** The person as they wrote in; the contact itself is not modified when it already existed. */
     contactName: text('contact_name').notNull(),
@@ -36,7 +40,9 @@ export const leadInquiries = pgTable(
 
 /** One webhook endpoint per business; the signing secret is encrypted at rest (AES-GCM, APP_SECRET). */
 export const outreachEndpoints = pgTable('outreach_endpoints', {
-  businessId: integer('business_id').primaryKey().references(() => businesses.id, { onDelete: 'cascade' }),
+  businessId: integer('business_id')
+    .primaryKey()
+    .references(() => businesses.id, { onDelete: 'cascade' }),
   url: text('url').notNull(),
   secretEncrypted: text('secret_encrypted').notNull(),
   enabled: boolean('enabled').notNull().default(true),
@@ -49,11 +55,17 @@ export const outreachDeliveries = pgTable(
   {
     /** Public delivery id (`X-Webhook-Id`), stable across retries. */
     id: text('id').primaryKey(),
-    businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
-    inquiryId: integer('inquiry_id').notNull().references(() => leadInquiries.id, { onDelete: 'cascade' }),
+    businessId: integer('business_id')
+      .notNull()
+      .references(() => businesses.id, { onDelete: 'cascade' }),
+    inquiryId: integer('inquiry_id')
+      .notNull()
+      .references(() => leadInquiries.id, { onDelete: 'cascade' }),
     payload: jsonb('payload').notNull(),
     /** pending → delivered (2xx) | failed (retries exhausted) | skipped (endpoint disabled or removed meanwhile). */
-    state: text('state', { enum: ['pending', 'delivered', 'failed', 'skipped'] }).notNull().default('pending'),
+    state: text('state', { enum: ['pending', 'delivered', 'failed', 'skipped'] })
+      .notNull()
+      .default('pending'),
     attempts: integer('attempts').notNull().default(0),
     lastStatusCode: smallint('last_status_code'),
     lastError: text('last_error'),
@@ -74,7 +86,9 @@ export const outreachAttempts = pgTable(
   'outreach_attempts',
   {
     id: serial('id').primaryKey(),
-    deliveryId: text('delivery_id').notNull().references(() => outreachDeliveries.id, { onDelete: 'cascade' }),
+    deliveryId: text('delivery_id')
+      .notNull()
+      .references(() => outreachDeliveries.id, { onDelete: 'cascade' }),
     attempt: integer('attempt').notNull(),
     statusCode: smallint('status_code'),
     latencyMs: integer('latency_ms').notNull(),

@@ -8,7 +8,9 @@ export const properties = pgTable(
   'properties',
   {
     id: serial('id').primaryKey(),
-    businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
+    businessId: integer('business_id')
+      .notNull()
+      .references(() => businesses.id, { onDelete: 'cascade' }),
     operations: text('operations').array().notNull(),
     type: text('type').notNull(),
     subtype: text('subtype'),

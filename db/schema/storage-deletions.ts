@@ -12,7 +12,9 @@ export const storageDeletions = pgTable(
     id: bigserial('id', { mode: 'number' }).primaryKey(),
     area: text('area', { enum: ['private', 'public'] }).notNull(),
     key: text('key').notNull(),
-    kind: text('kind', { enum: ['object', 'prefix'] }).notNull().default('object'),
+    kind: text('kind', { enum: ['object', 'prefix'] })
+      .notNull()
+      .default('object'),
     attempts: integer('attempts').notNull().default(0),
     lastError: text('last_error'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),

@@ -10,8 +10,12 @@ export const propertyVideos = pgTable(
   'property_videos',
   {
     id: uuid('id').primaryKey().defaultRandom(),
-    businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
-    propertyId: integer('property_id').notNull().references(() => properties.id, { onDelete: 'cascade' }),
+    businessId: integer('business_id')
+      .notNull()
+      .references(() => businesses.id, { onDelete: 'cascade' }),
+    propertyId: integer('property_id')
+      .notNull()
+      .references(() => properties.id, { onDelete: 'cascade' }),
     source: text('source', { enum: ['link', 'upload'] }).notNull(),
     /** For links: youtube, vimeo or matterport. */
     provider: text('provider'),

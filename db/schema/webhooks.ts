@@ -8,7 +8,9 @@ export const webhookEndpoints = pgTable(
   'webhook_endpoints',
   {
     id: serial('id').primaryKey(),
-    businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
+    businessId: integer('business_id')
+      .notNull()
+      .references(() => businesses.id, { onDelete: 'cascade' }),
     url: text('url').notNull(),
     description: text('description'),
     enabledEvents: text('enabled_events').array().notNull(),
@@ -18,7 +20,9 @@ export const webhookEndpoints = pgTable(
      * the types these can read (contract §15 §10.1), whatever its wildcards match.
      */
     eventScopes: text('event_scopes').array().notNull(),
-    status: text('status', { enum: ['enabled', 'disabled'] }).notNull().default('enabled'),
+    status: text('status', { enum: ['enabled', 'disabled'] })
+      .notNull()
+      .default('enabled'),
     disabledReason: text('disabled_reason'),
     secretSealed: text('secret_sealed').notNull(),
     /** After a rotation the old secret keeps signing beside the new one until this time. */
@@ -37,10 +41,18 @@ export const webhookDeliveries = pgTable(
   'webhook_deliveries',
   {
     id: uuid('id').primaryKey().defaultRandom(),
-    businessId: integer('business_id').notNull().references(() => businesses.id, { onDelete: 'cascade' }),
-    endpointId: integer('endpoint_id').notNull().references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
-    eventId: text('event_id').notNull().references(() => events.id, { onDelete: 'cascade' }),
-    state: text('state', { enum: ['pending', 'delivered', 'failed', 'cancelled'] }).notNull().default('pending'),
+    businessId: integer('business_id')
+      .notNull()
+      .references(() => businesses.id, { onDelete: 'cascade' }),
+    endpointId: integer('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    eventId: text('event_id')
+      .notNull()
+      .references(() => events.id, { onDelete: 'cascade' }),
+    state: text('state', { enum: ['pending', 'delivered', 'failed', 'cancelled'] })
+      .notNull()
+      .default('pending'),
     attempts: integer('attempts').notNull().default(0),
     nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, mode: 'date' }),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
@@ -62,8 +74,12 @@ export const webhookAttempts = pgTable(
   'webhook_attempts',
   {
     id: serial('id').primaryKey(),
-    deliveryId: uuid('delivery_id').notNull().references(() => webhookDeliveries.id, { onDelete: 'cascade' }),
-    endpointId: integer('endpoint_id').notNull().references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    deliveryId: uuid('delivery_id')
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: 'cascade' }),
+    endpointId: integer('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
     attempt: integer('attempt').notNull(),
     statusCode: integer('status_code'),
     error: text('error'),

@@ -46,21 +46,48 @@ export async function createApiKey(deps: AccessDeps, input: NewApiKey): Promise<
   await requireBusiness(deps, input.businessId)
   const key = generateApiKey('secret')
   await insertKey(deps.database.db, {
-    businessId: input.businessId, keyId: key.keyId, secretHash: key.secretHash, name: input.name, scopes: input.scopes, expiresAt: input.expiresAt,
+    businessId: input.businessId,
+    keyId: key.keyId,
+    secretHash: key.secretHash,
+    name: input.name,
+    scopes: input.scopes,
+    expiresAt: input.expiresAt,
   })
-  return { business_id: input.businessId, key_id: key.keyId, api_key: key.apiKey, kind: 'secret', scopes: input.scopes, expires_at: input.expiresAt?.toISOString() ?? null }
+  return {
+    business_id: input.businessId,
+    key_id: key.keyId,
+    api_key: key.apiKey,
+    kind: 'secret',
+    scopes: input.scopes,
+    expires_at: input.expiresAt?.toISOString() ?? null,
+  }
 }
 
 export async function createPublishableKey(deps: AccessDeps, input: NewPublishableKey): Promise<CreatedApiKey> {
   await requireBusiness(deps, input.businessId)
   const key = generateApiKey('publishable')
   await insertKey(deps.database.db, {
-    businessId: input.businessId, keyId: key.keyId, secretHash: key.secretHash, name: input.name, scopes: PUBLISHABLE_SCOPES, expiresAt: input.expiresAt,
-    kind: 'publishable', origins: input.origins, ratePerIp: input.ratePerIp.text, rate: input.rate.text,
+    businessId: input.businessId,
+    keyId: key.keyId,
+    secretHash: key.secretHash,
+    name: input.name,
+    scopes: PUBLISHABLE_SCOPES,
+    expiresAt: input.expiresAt,
+    kind: 'publishable',
+    origins: input.origins,
+    ratePerIp: input.ratePerIp.text,
+    rate: input.rate.text,
   })
   return {
-    business_id: input.businessId, key_id: key.keyId, api_key: key.apiKey, kind: 'publishable', scopes: PUBLISHABLE_SCOPES,
-    origins: input.origins, rate_per_ip: input.ratePerIp.text, rate: input.rate.text, expires_at: input.expiresAt?.toISOString() ?? null,
+    business_id: input.businessId,
+    key_id: key.keyId,
+    api_key: key.apiKey,
+    kind: 'publishable',
+    scopes: PUBLISHABLE_SCOPES,
+    origins: input.origins,
+    rate_per_ip: input.ratePerIp.text,
+    rate: input.rate.text,
+    expires_at: input.expiresAt?.toISOString() ?? null,
   }
 }
 

@@ -74,7 +74,12 @@ export class KeyStore {
    * up): a secret must never be pasted into a page, and the answer must not tell whether it works.
    */
   async authenticateFormKey(raw: string): Promise<AuthContext> {
-    if (looksSecret(raw.trim())) throw new AppError('forbidden', 'A secret key (AC_LIVE_…) is never taken from a form field: a page shows it to every visitor. Use a publishable key (AC_PUB_…) in forms, and revoke this secret key if it was published.')
+    if (looksSecret(raw.trim()))
+      throw new AppError(
+        'forbidden',
+        'A secret key (AC_LIVE_…) is never taken from a form field: a page shows it to every visitor. ' +
+          'Use a publishable key (AC_PUB_…) in forms, and revoke this secret key if it was published.',
+      )
     return this.authenticateKey(raw.trim())
   }
 

@@ -81,4 +81,8 @@ export type OperationId = keyof typeof OPERATIONS
 export const operationSpec = (id: OperationId): OperationSpec => OPERATIONS[id]
 
 /** The paths of the operations pages call (contract §16): CORS and form bodies apply there only. */
-export const BROWSER_PATHS: ReadonlySet<string> = new Set(Object.values<OperationSpec>(OPERATIONS).filter((op) => op.browser).map((op) => op.path))
+export const BROWSER_PATHS: ReadonlySet<string> = new Set(
+  Object.values<OperationSpec>(OPERATIONS)
+    .filter((op) => op.browser)
+    .map((op) => op.path),
+)

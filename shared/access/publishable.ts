@@ -41,7 +41,10 @@ export function parseOrigin(raw: string): string {
 
 /** `a,b,c` → 1–20 distinct canonical origins. */
 export function parseOrigins(raw: string): string[] {
-  const items = raw.split(',').map((s) => s.trim()).filter(Boolean)
+  const items = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
   if (items.length === 0) throw new SettingError('at least one origin is required, e.g. https://landing.example.com')
   const origins = [...new Set(items.map(parseOrigin))]
   if (origins.length > MAX_ORIGINS) throw new SettingError(`at most ${MAX_ORIGINS} origins, got ${origins.length}`)

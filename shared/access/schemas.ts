@@ -11,7 +11,8 @@ const ScopeList = T.Array(literalUnion(SCOPES))
 export const KEY_KINDS = ['secret', 'publishable'] as const
 export const KeyKind = literalUnion(KEY_KINDS, {
   title: 'KeyKind',
-  description: '`secret` (server side only) or `publishable` (`AC_PUB_…`: safe to show in a web page, scope exactly `leads:ingest`, usable from its origins only).',
+  description:
+    '`secret` (server side only) or `publishable` (`AC_PUB_…`: safe to show in a web page, scope exactly `leads:ingest`, usable from its origins only).',
 })
 const Origins = T.Array(T.String(), { description: 'Publishable keys: the origins (`https://host[:port]`) a browser may use the key from.' })
 const RateText = T.String({ description: '`N/s`, `N/min` or `N/h`.' })
@@ -23,7 +24,9 @@ export const CreatedApiKey = T.Object(
   {
     business_id: T.Integer(),
     key_id: T.String(),
-    api_key: T.String({ description: '`AC_LIVE_<key_id>.<secret>` (secret) or `AC_PUB_<key_id>.<secret>` (publishable): shown here once, stored only as a hash.' }),
+    api_key: T.String({
+      description: '`AC_LIVE_<key_id>.<secret>` (secret) or `AC_PUB_<key_id>.<secret>` (publishable): shown here once, stored only as a hash.',
+    }),
     kind: KeyKind,
     scopes: ScopeList,
     origins: T.Optional(Origins),

@@ -6,7 +6,10 @@ export const SCOPES = ['properties:read', 'properties:write', 'leads:read', 'lea
 export type Scope = (typeof SCOPES)[number]
 
 export function parseScopes(raw: string): Scope[] {
-  const items = raw.split(',').map((s) => s.trim()).filter(Boolean)
+  const items = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
   const unknown = items.filter((s) => !(SCOPES as readonly string[]).includes(s))
   if (unknown.length) throw new Error(`unknown scope${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')} (known: ${SCOPES.join(', ')})`)
   if (items.length === 0) throw new Error(`at least one scope is required (known: ${SCOPES.join(', ')})`)

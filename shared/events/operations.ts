@@ -32,7 +32,11 @@ export function parseTypePatterns(raw: string | undefined): EventTypePattern[] |
  * A page of events after `after` for the key's scopes, with the events as the JSON text of their
  * array (in EventView's shape), for the HTTP answer as it is.
  */
-export async function listEventsJson(deps: Pick<Services, 'database'>, auth: { businessId: number; scopes: readonly Scope[] }, params: EventListParams): Promise<{ eventsJson: string; hasMore: boolean; nextAfter: number }> {
+export async function listEventsJson(
+  deps: Pick<Services, 'database'>,
+  auth: { businessId: number; scopes: readonly Scope[] },
+  params: EventListParams,
+): Promise<{ eventsJson: string; hasMore: boolean; nextAfter: number }> {
   const types = visibleTypes(auth.scopes, parseTypePatterns(params.types))
   const after = params.after ?? 0
   const limit = params.limit ?? 100
@@ -44,7 +48,8 @@ export async function listEventsJson(deps: Pick<Services, 'database'>, auth: { b
 /** 404 for an id of another business, of a type the key cannot read, or of any other shape (contract §15). */
 export async function getEvent(deps: Pick<Services, 'database'>, auth: { businessId: number; scopes: readonly Scope[] }, eventId: string): Promise<EventView> {
   const types = visibleTypes(auth.scopes)
-  const row = EVENT_ID_RE.test(eventId) && types.exact.length + types.prefixes.length ? await queries.findEvent(deps.database.db, auth.businessId, eventId, types) : null
+  const row =
+    EVENT_ID_RE.test(eventId) && types.exact.length + types.prefixes.length ? await queries.findEvent(deps.database.db, auth.businessId, eventId, types) : null
   if (!row) throw notFound('Event')
   return eventView(row)
 }

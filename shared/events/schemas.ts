@@ -7,9 +7,19 @@ import { t } from 'elysia'
 import { literalUnion, Timestamp } from '../platform/schemas'
 
 export const EVENT_TYPES = [
-  'lead.created', 'lead.updated', 'lead.deleted', 'inquiry.created',
-  'property.created', 'property.updated', 'property.published', 'property.unpublished', 'property.deleted',
-  'image.ready', 'image.failed', 'video.ready', 'video.failed',
+  'lead.created',
+  'lead.updated',
+  'lead.deleted',
+  'inquiry.created',
+  'property.created',
+  'property.updated',
+  'property.published',
+  'property.unpublished',
+  'property.deleted',
+  'image.ready',
+  'image.failed',
+  'video.ready',
+  'video.failed',
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
@@ -34,22 +44,28 @@ export const Event = T.Object(
   },
   {
     title: 'Event',
-    examples: [{
-      id: 'evt_19ac1f3e2b84kT9qLm2Xw8bZr1',
-      type: 'property.unpublished',
-      created_at: '2026-11-20T10:15:00.000Z',
-      sequence: 42,
-      data: { object: { id: 7 } },
-    }],
+    examples: [
+      {
+        id: 'evt_19ac1f3e2b84kT9qLm2Xw8bZr1',
+        type: 'property.unpublished',
+        created_at: '2026-11-20T10:15:00.000Z',
+        sequence: 42,
+        data: { object: { id: 7 } },
+      },
+    ],
   },
 )
 export type EventView = Static<typeof Event>
 
-const TYPES_ABOUT = `Comma-separated event types or families: ${EVENT_TYPE_PATTERNS.map((p) => `\`${p}\``).join(', ')}. Types the key cannot read (see the operation) are never returned.`
+const TYPES_ABOUT =
+  `Comma-separated event types or families: ${EVENT_TYPE_PATTERNS.map((p) => `\`${p}\``).join(', ')}. ` +
+  `Types the key cannot read (see the operation) are never returned.`
 
 export const EventListQuery = t.Object({
   types: t.Optional(t.String({ minLength: 1, maxLength: 1000, description: TYPES_ABOUT, examples: ['lead.created,property.*'] })),
-  after: t.Optional(t.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Only events with a greater `sequence` (default 0: from the oldest kept).' })),
+  after: t.Optional(
+    t.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Only events with a greater `sequence` (default 0: from the oldest kept).' }),
+  ),
   limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, default: 100, description: '1–1000, default 100.' })),
 })
 export type EventListParams = Static<typeof EventListQuery>
@@ -59,7 +75,10 @@ export const EventListResponse = T.Object(
     status: T.Literal('ok'),
     data: T.Array(Event, { description: 'Ascending by `sequence`.' }),
     has_more: T.Boolean(),
-    next_after: T.Integer({ minimum: 0, description: 'Pass as `after` for the next page: the last `sequence` of this page (or the `after` sent, when the page is empty).' }),
+    next_after: T.Integer({
+      minimum: 0,
+      description: 'Pass as `after` for the next page: the last `sequence` of this page (or the `after` sent, when the page is empty).',
+    }),
     authenticated_as: T.String(),
   },
   { title: 'EventListResponse' },

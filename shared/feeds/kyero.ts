@@ -17,20 +17,51 @@ const MAX_FEATURES = 50
 
 /** Kyero property types: English words only (its schema allows letters, spaces, `&()/-`). */
 const TYPE_BY_SUBTYPE: Record<string, string> = {
-  piso: 'Apartment', atico: 'Penthouse', duplex: 'Duplex', estudio: 'Studio', loft: 'Apartment', planta_baja: 'Ground Floor Apartment', apartamento: 'Apartment',
-  chalet: 'Detached Villa', casa_adosada: 'Town House', casa_pareada: 'Semi-Detached House', villa: 'Villa', casa_rustica: 'Country House',
-  casa_de_pueblo: 'Village House', masia: 'Finca', bungalow: 'Bungalow',
-  local_comercial: 'Commercial', bar_restaurante: 'Restaurant', tienda: 'Shop',
-  nave_industrial: 'Industrial', nave_logistica: 'Warehouse',
-  trastero: 'Storage', almacen: 'Warehouse',
-  oficina: 'Office', despacho: 'Office', coworking: 'Office',
-  urbano: 'Plot', urbanizable: 'Land', rustico: 'Land',
-  plaza_coche: 'Parking', plaza_moto: 'Parking', garaje_cerrado: 'Garage',
-  edificio_residencial: 'Building', edificio_oficinas: 'Building', hotel: 'Hotel',
+  piso: 'Apartment',
+  atico: 'Penthouse',
+  duplex: 'Duplex',
+  estudio: 'Studio',
+  loft: 'Apartment',
+  planta_baja: 'Ground Floor Apartment',
+  apartamento: 'Apartment',
+  chalet: 'Detached Villa',
+  casa_adosada: 'Town House',
+  casa_pareada: 'Semi-Detached House',
+  villa: 'Villa',
+  casa_rustica: 'Country House',
+  casa_de_pueblo: 'Village House',
+  masia: 'Finca',
+  bungalow: 'Bungalow',
+  local_comercial: 'Commercial',
+  bar_restaurante: 'Restaurant',
+  tienda: 'Shop',
+  nave_industrial: 'Industrial',
+  nave_logistica: 'Warehouse',
+  trastero: 'Storage',
+  almacen: 'Warehouse',
+  oficina: 'Office',
+  despacho: 'Office',
+  coworking: 'Office',
+  urbano: 'Plot',
+  urbanizable: 'Land',
+  rustico: 'Land',
+  plaza_coche: 'Parking',
+  plaza_moto: 'Parking',
+  garaje_cerrado: 'Garage',
+  edificio_residencial: 'Building',
+  edificio_oficinas: 'Building',
+  hotel: 'Hotel',
 }
 const TYPE_BY_TYPE: Record<PropertyType, string> = {
-  apartamento: 'Apartment', casa: 'House', local: 'Commercial', nave: 'Industrial', almacenaje: 'Storage',
-  oficina: 'Office', terreno: 'Land', aparcamiento: 'Parking', edificio: 'Building',
+  apartamento: 'Apartment',
+  casa: 'House',
+  local: 'Commercial',
+  nave: 'Industrial',
+  almacenaje: 'Storage',
+  oficina: 'Office',
+  terreno: 'Land',
+  aparcamiento: 'Parking',
+  edificio: 'Building',
 }
 
 /** The Kyero type of a listing, from its type and (display-label) subtype. */
@@ -101,7 +132,11 @@ export function kyeroProperty(doc: PropertyView, lastChange: Date): string | nul
     if (text) descriptions.push(element(lang, htmlToText(text)))
   }
   parts.push(`<desc>${descriptions.join('')}</desc>`)
-  parts.push(`<features>${featureTexts(doc).map((f) => `<feature>${f}</feature>`).join('')}</features>`)
+  parts.push(
+    `<features>${featureTexts(doc)
+      .map((f) => `<feature>${f}</feature>`)
+      .join('')}</features>`,
+  )
   const images = doc.images
     .filter((img) => /^https?:\/\/.+\.(gif|jpe?g|png)$/i.test(img.url))
     .slice(0, MAX_IMAGES)
@@ -111,7 +146,10 @@ export function kyeroProperty(doc: PropertyView, lastChange: Date): string | nul
 }
 
 export function kyeroHeader(generatedAt: Date): string {
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<root><kyero>${element('feed_version', KYERO_FEED_VERSION)}${element('feed_generated', kyeroDate(generatedAt))}</kyero>`
+  return (
+    `<?xml version="1.0" ` +
+    `encoding="UTF-8"?>\n<root><kyero>${element('feed_version', KYERO_FEED_VERSION)}${element('feed_generated', kyeroDate(generatedAt))}</kyero>`
+  )
 }
 
 export const KYERO_FOOTER = '</root>\n'

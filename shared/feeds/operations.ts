@@ -80,7 +80,11 @@ export async function openFeed(deps: Pick<Services, 'database'>, token: string, 
   // Found by its hash through the index; compared again in constant time so no timing of the
   // comparison itself says how much of a guess was right.
   if (!feed || !timingSafeEqual(Buffer.from(feed.tokenHash, 'hex'), hash) || feed.format !== format) throw feedNotFound()
-  return { businessId: feed.businessId, format: feed.format, validators: validatorsOf(feed.format, feed.businessId, feed.catalogueVersion, feed.catalogueChangedAt) }
+  return {
+    businessId: feed.businessId,
+    format: feed.format,
+    validators: validatorsOf(feed.format, feed.businessId, feed.catalogueVersion, feed.catalogueChangedAt),
+  }
 }
 
 function validatorsOf(format: FeedFormat, businessId: number, catalogueVersion: number, catalogueChangedAt: Date): FeedValidators {
@@ -92,7 +96,10 @@ function validatorsOf(format: FeedFormat, businessId: number, catalogueVersion: 
 /** RFC 9110 §13.1: If-None-Match wins over If-Modified-Since. */
 export function notModified(validators: FeedValidators, ifNoneMatch: string | null, ifModifiedSince: string | null): boolean {
   if (ifNoneMatch !== null) {
-    return ifNoneMatch.split(',').map((t) => t.trim().replace(/^W\//, '')).some((t) => t === '*' || t === validators.etag)
+    return ifNoneMatch
+      .split(',')
+      .map((t) => t.trim().replace(/^W\//, ''))
+      .some((t) => t === '*' || t === validators.etag)
   }
   if (ifModifiedSince !== null) {
     const since = Date.parse(ifModifiedSince)
@@ -120,7 +127,10 @@ function kyeroListing(deps: Pick<Services, 'logger'>, entry: { doc: string; chan
  * rows each piece holds. The generation time is the catalogue's last change, so the same
  * version always produces the same bytes (the ETag is strong).
  */
-export async function* kyeroFeedParts(deps: Pick<Services, 'database' | 'logger'>, feed: Pick<OpenedFeed, 'businessId' | 'validators'>): AsyncGenerator<{ xml: string; rows: number }> {
+export async function* kyeroFeedParts(
+  deps: Pick<Services, 'database' | 'logger'>,
+  feed: Pick<OpenedFeed, 'businessId' | 'validators'>,
+): AsyncGenerator<{ xml: string; rows: number }> {
   yield { xml: kyeroHeader(feed.validators.lastModified), rows: 0 }
   for await (const batch of catalogueForFeed(deps.database.sql, feed.businessId)) {
     let xml = ''

@@ -43,7 +43,11 @@ export async function eraseLead(deps: Pick<Services, 'config' | 'database' | 'qu
   const inquiries = await inquiriesOfContactWithOutreach(db, leadId)
   const phones = [...new Set([before.phone, ...inquiries.map((i) => i.contactPhone)].filter((p): p is string => !!p))].slice(0, 4)
   try {
-    await deps.queues.enqueue('lead-erasure', { businessId, leadId, fingerprints: phones.map((p) => phoneFingerprint(deps.config.appSecret, businessId, p)) }, { delay: CLEANUP_DELAY_MS })
+    await deps.queues.enqueue(
+      'lead-erasure',
+      { businessId, leadId, fingerprints: phones.map((p) => phoneFingerprint(deps.config.appSecret, businessId, p)) },
+      { delay: CLEANUP_DELAY_MS },
+    )
   } catch (error) {
     throw asRedisFailure(error)
   }
@@ -67,7 +71,10 @@ const PAGE = 500
  * The `lead-erasure` job: removes the erased person's leads (by phone fingerprint, within the
  * business) from rental-ingest jobs in Redis; a job left with no lead is removed. Idempotent.
  */
-export async function cleanUpErasedLead(deps: Pick<Services, 'config' | 'queues'>, payload: JobPayload<'lead-erasure'>): Promise<{ jobsScanned: number; leadsRemoved: number }> {
+export async function cleanUpErasedLead(
+  deps: Pick<Services, 'config' | 'queues'>,
+  payload: JobPayload<'lead-erasure'>,
+): Promise<{ jobsScanned: number; leadsRemoved: number }> {
   const queue = deps.queues.get('lead-ingest')
   const wanted = new Set(payload.fingerprints)
   let jobsScanned = 0
@@ -104,7 +111,13 @@ export async function exportLead(deps: Pick<Services, 'database'>, businessId: n
   ])
   // A delivery's state when one was made, else what the inquiry's answer said (skipped or not_configured).
   const outreachOf = (i: (typeof inquiries)[number]): LeadExport['inquiries'][number]['outreach'] =>
-    i.deliveryState === null ? (i.answeredOutreach === 'skipped' ? 'skipped' : 'not_configured') : i.deliveryState === 'pending' ? 'queued' : (i.deliveryState as 'delivered' | 'failed' | 'skipped')
+    i.deliveryState === null
+      ? i.answeredOutreach === 'skipped'
+        ? 'skipped'
+        : 'not_configured'
+      : i.deliveryState === 'pending'
+        ? 'queued'
+        : (i.deliveryState as 'delivered' | 'failed' | 'skipped')
   return {
     lead: leadView(row),
     inquiries: inquiries.map((i) => ({

@@ -80,10 +80,15 @@ export function ingestNotes(input: Pick<RentalIngestInput, 'sourcePage' | 'searc
 export function buildIngestLead(businessId: number, input: RentalIngestInput, receivedAt: Date = new Date()): IngestLead {
   const phone = choosePrimaryPhone(input.contact)
   if (phone === null) {
-    throw new AppError('validation', INVALID_PHONE_MESSAGE, { errors: [{ loc: ['body', 'contact', 'phone'], msg: INVALID_PHONE_MESSAGE, type: 'phone_invalid' }] })
+    throw new AppError('validation', INVALID_PHONE_MESSAGE, {
+      errors: [{ loc: ['body', 'contact', 'phone'], msg: INVALID_PHONE_MESSAGE, type: 'phone_invalid' }],
+    })
   }
   const name = input.contact.name.trim()
-  if (!name) throw new AppError('validation', 'body.contact.name: Must not be blank', { errors: [{ loc: ['body', 'contact', 'name'], msg: 'Must not be blank', type: 'invalid' }] })
+  if (!name)
+    throw new AppError('validation', 'body.contact.name: Must not be blank', {
+      errors: [{ loc: ['body', 'contact', 'name'], msg: 'Must not be blank', type: 'invalid' }],
+    })
   const tooLarge = searchLocationTooLarge(input.search.location, ['body', 'search', 'location'])
   if (tooLarge) throw new AppError('validation', `body.search.location: ${tooLarge.msg}`, { errors: [tooLarge] })
   const budgetMax = parseBudgetMax(input.search.budget)

@@ -18,7 +18,13 @@ export function inquiryValuesOf(input: LeadInquiryInput) {
   if (rawPhone !== null && phone === null) errors.push({ loc: ['body', 'contact', 'phone'], msg: INVALID_PHONE_MESSAGE, type: 'phone_invalid' })
   if (email === null && rawPhone === null) errors.push({ loc: ['body', 'contact'], msg: 'At least one of email and phone is required', type: 'missing' })
   if (errors.length) {
-    throw new AppError('validation', errors.length === 1 ? `${errors[0].loc.join('.')}: ${errors[0].msg}` : `${errors.length} invalid fields: ${errors.map((e) => e.loc.join('.')).join(', ')}`, { errors })
+    throw new AppError(
+      'validation',
+      errors.length === 1
+        ? `${errors[0].loc.join('.')}: ${errors[0].msg}`
+        : `${errors.length} invalid fields: ${errors.map((e) => e.loc.join('.')).join(', ')}`,
+      { errors },
+    )
   }
   const lead = input.lead ?? {}
   return {

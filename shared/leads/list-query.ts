@@ -19,7 +19,8 @@ export function contactListQuery(businessId: number, query: LeadListParams): Con
   let updatedSince: Date | undefined
   if (query.updated_since !== undefined) {
     updatedSince = parseIsoInstant(query.updated_since) ?? undefined
-    if (updatedSince === undefined) throw fieldError(['query', 'updated_since'], 'Must be an ISO 8601 date or date-time, e.g. 2026-11-01T10:00:00Z', 'datetime_invalid')
+    if (updatedSince === undefined)
+      throw fieldError(['query', 'updated_since'], 'Must be an ISO 8601 date or date-time, e.g. 2026-11-01T10:00:00Z', 'datetime_invalid')
   }
   return {
     businessId,

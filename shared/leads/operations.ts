@@ -124,8 +124,14 @@ export async function listLeadInquiries(deps: Pick<Services, 'database'>, busine
     limit,
     offset,
     inquiries: rows.map((r) => ({
-      id: r.id, lead_id: r.leadId, property_id: r.propertyId, message: r.message, source: r.source, source_page: r.sourcePage,
-      outreach: inquiryOutreach(r), created_at: r.createdAt.toISOString(),
+      id: r.id,
+      lead_id: r.leadId,
+      property_id: r.propertyId,
+      message: r.message,
+      source: r.source,
+      source_page: r.sourcePage,
+      outreach: inquiryOutreach(r),
+      created_at: r.createdAt.toISOString(),
     })),
   }
 }

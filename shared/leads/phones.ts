@@ -82,8 +82,7 @@ export interface IngestPhoneFields {
  * `phone`, `phoneRaw`, in that order; null when none is valid (the caller answers 422).
  */
 export function choosePrimaryPhone(contact: IngestPhoneFields): string | null {
-  return combine(contact.areaCode, contact.phoneNumber)
-    ?? normalisePhone(contact.phoneE164)
-    ?? normalisePhone(contact.phone)
-    ?? normalisePhone(contact.phoneRaw)
+  return (
+    combine(contact.areaCode, contact.phoneNumber) ?? normalisePhone(contact.phoneE164) ?? normalisePhone(contact.phone) ?? normalisePhone(contact.phoneRaw)
+  )
 }

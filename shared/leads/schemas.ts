@@ -41,7 +41,9 @@ const SEARCH_LOCATION_ABOUT = 'Where the lead searches: an object with `name`, o
 const SearchLocation = T.Record(T.String(), T.Unknown(), { title: 'SearchLocation', description: SEARCH_LOCATION_ABOUT, examples: [{ name: 'Valencia' }] })
 const SearchLocationInput = T.Record(T.String(), T.Unknown(), {
   title: 'SearchLocationInput',
-  description: `${SEARCH_LOCATION_ABOUT} At most ${MAX_SEARCH_LOCATION_KEYS} keys, and at most 8 KB: 8,192 bytes of its compact JSON in UTF-8 (contract §15); a larger one is a 422 naming this field.`,
+  description:
+    `${SEARCH_LOCATION_ABOUT} At most ${MAX_SEARCH_LOCATION_KEYS} keys, and at most 8 KB: 8,192 ` +
+    `bytes of its compact JSON in UTF-8 (contract §15); a larger one is a 422 naming this field.`,
   maxProperties: MAX_SEARCH_LOCATION_KEYS,
   examples: [{ name: 'Valencia' }],
 })
@@ -50,7 +52,11 @@ const fields = {
   name: T.String({ minLength: 1, maxLength: 200 }),
   type: LeadTypeSchema,
   email: T.String({ format: 'email', maxLength: 254, description: 'Unique per business, compared case-insensitively.' }),
-  phone: T.String({ minLength: 1, maxLength: 64, description: 'Normalised to E.164; numbers without an international prefix are read as Spanish. Unique per business.' }),
+  phone: T.String({
+    minLength: 1,
+    maxLength: 64,
+    description: 'Normalised to E.164; numbers without an international prefix are read as Spanish. Unique per business.',
+  }),
   source: T.String({ maxLength: 200, description: 'Where the lead came from (a channel label).' }),
   operation: LeadOperationSchema,
   property_types: T.Array(PropertyTypeItem, { maxItems: PROPERTY_TYPES.length, uniqueItems: true }),
@@ -103,7 +109,14 @@ export type LeadCreate = Static<typeof LeadCreateRequest>
 /** contract §4: any field of the create body; only supplied fields change; `null` clears a nullable one. */
 export const LeadUpdateRequest = T.Object(
   { ...LeadCreateRequest.properties, name: optional(fields.name) },
-  { ...strict, title: 'LeadUpdateRequest', examples: [{ rating: 5, urgency: 'alta-urgencia' }, { email: null, phone: '600111333' }] },
+  {
+    ...strict,
+    title: 'LeadUpdateRequest',
+    examples: [
+      { rating: 5, urgency: 'alta-urgencia' },
+      { email: null, phone: '600111333' },
+    ],
+  },
 )
 export type LeadUpdate = Static<typeof LeadUpdateRequest>
 
@@ -136,7 +149,14 @@ export type LeadView = Static<typeof Lead>
 
 export const LeadDetailResponse = T.Object({ status: T.Literal('ok'), data: Lead, authenticated_as: T.String() }, { title: 'LeadDetailResponse' })
 export const LeadListResponse = T.Object(
-  { status: T.Literal('ok'), data: T.Array(Lead), count: T.Integer({ description: 'Total matching across all pages.' }), limit: T.Integer(), offset: T.Integer(), authenticated_as: T.String() },
+  {
+    status: T.Literal('ok'),
+    data: T.Array(Lead),
+    count: T.Integer({ description: 'Total matching across all pages.' }),
+    limit: T.Integer(),
+    offset: T.Integer(),
+    authenticated_as: T.String(),
+  },
   { title: 'LeadListResponse' },
 )
 
@@ -146,9 +166,22 @@ export const LeadListQuery = t.Object(
     limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, default: 100 })),
     offset: t.Optional(t.Integer({ minimum: 0, maximum: MAX_ID, default: 0 })),
     type: t.Optional(literalUnion(LEAD_TYPES)),
-    phone: t.Optional(t.String({ minLength: 1, maxLength: 64, description: 'Normalised like stored phones before comparing (`600111222` finds `+34600111222`); a value that is not a valid number is a 422.' })),
+    phone: t.Optional(
+      t.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'Normalised like stored phones before comparing (`600111222` finds `+34600111222`); a value that is not a valid number is a 422.',
+      }),
+    ),
     email: t.Optional(t.String({ minLength: 1, maxLength: 254, description: 'Case-insensitive exact match.' })),
-    updated_since: t.Optional(t.String({ maxLength: 64, description: 'ISO 8601 date or date-time (`2026-11-01` or `2026-11-01T10:00:00Z`; no offset means UTC): leads updated at or after it. Anything else is a 422.', examples: ['2026-11-01T10:00:00Z'] })),
+    updated_since: t.Optional(
+      t.String({
+        maxLength: 64,
+        description:
+          'ISO 8601 date or date-time (`2026-11-01` or `2026-11-01T10:00:00Z`; no offset means UTC): leads updated at or after it. Anything else is a 422.',
+        examples: ['2026-11-01T10:00:00Z'],
+      }),
+    ),
   },
   { additionalProperties: true },
 )
@@ -186,7 +219,11 @@ export const RentalIngestRequest = T.Object(
     ),
     search: T.Object(
       {
-        budget: formText('`<n>` or `<min>-<max>` whole euros (spaces around `-` allowed); the upper bound becomes `budget_max`. Blank or missing: no budget. Anything else: 500.', 200),
+        budget: formText(
+          '`<n>` or `<min>-<max>` whole euros (spaces around `-` allowed); the upper ' +
+            'bound becomes `budget_max`. Blank or missing: no budget. Anything else: 500.',
+          200,
+        ),
         entryDate: formText('Free text (`YYYY-MM-DD` recommended); notes.', 200),
         exitDate: formText('Free text; notes.', 200),
         people: formText('Number of occupants; notes.', 200),
@@ -210,7 +247,17 @@ export const RentalIngestRequest = T.Object(
         source: 'landing-alquiler',
         sourcePage: 'https://example.com/alquiler-valencia',
         contact: { name: 'Lucía Martín', phone: '600111222', phoneRaw: '600 111 222', areaCode: '+34', phoneNumber: '600111222', phoneE164: '+34600111222' },
-        search: { budget: '800-1100', entryDate: '2026-12-01', people: '2', area: 'Ruzafa', habs: '2', pets: 'un gato', workSituation: 'Indefinido', location: { name: 'Valencia' }, freeText: 'Busco piso luminoso.' },
+        search: {
+          budget: '800-1100',
+          entryDate: '2026-12-01',
+          people: '2',
+          area: 'Ruzafa',
+          habs: '2',
+          pets: 'un gato',
+          workSituation: 'Indefinido',
+          location: { name: 'Valencia' },
+          freeText: 'Busco piso luminoso.',
+        },
       },
     ],
   },
@@ -219,7 +266,11 @@ export type RentalIngest = Static<typeof RentalIngestRequest>
 
 export const RentalIngestResponse = T.Object(
   { status: T.Literal('ok'), authenticated_as: T.String({ description: 'Name of the business owning the key.' }) },
-  { title: 'RentalIngestResponse', description: 'No lead id: the lead is persisted (and de-duplicated on the primary phone) after the answer.', examples: [{ status: 'ok', authenticated_as: 'Inmobiliaria Sol' }] },
+  {
+    title: 'RentalIngestResponse',
+    description: 'No lead id: the lead is persisted (and de-duplicated on the primary phone) after the answer.',
+    examples: [{ status: 'ok', authenticated_as: 'Inmobiliaria Sol' }],
+  },
 )
 
 /** Examples of the two documented ingest refusals, for the OpenAPI document. */
@@ -247,10 +298,16 @@ export const INGEST_BUDGET_PROBLEM_EXAMPLE = {
 export const InquiryContact = T.Object(
   {
     name: T.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'Name of the person writing in; not only spaces.' }),
-    email: T.Optional(T.Union([T.String({ format: 'email', maxLength: 254 }), T.Null()], { description: 'Matched case-insensitively against existing contacts. `null` is the same as leaving it out.' })),
+    email: T.Optional(
+      T.Union([T.String({ format: 'email', maxLength: 254 }), T.Null()], {
+        description: 'Matched case-insensitively against existing contacts. `null` is the same as leaving it out.',
+      }),
+    ),
     phone: T.Optional(
       T.Union([T.String({ minLength: 1, maxLength: 64 }), T.Null()], {
-        description: 'Any common spelling; normalised to E.164 (numbers without a prefix are read as Spanish). An invalid number is a 422. `null` is the same as leaving it out.',
+        description:
+          'Any common spelling; normalised to E.164 (numbers without a prefix are read ' +
+          'as Spanish). An invalid number is a 422. `null` is the same as leaving it out.',
       }),
     ),
   },
@@ -261,7 +318,9 @@ export const InquiryLead = T.Object(
   {
     type: T.Optional(literalUnion(LEAD_TYPES, { description: 'Default `demandante`.' })),
     operation: T.Optional(literalUnion(OPERATIONS)),
-    property_types: T.Optional(T.Array(literalUnion(PROPERTY_TYPES), { uniqueItems: true, maxItems: PROPERTY_TYPES.length, description: 'Property type keys (api-spec §2.1).' })),
+    property_types: T.Optional(
+      T.Array(literalUnion(PROPERTY_TYPES), { uniqueItems: true, maxItems: PROPERTY_TYPES.length, description: 'Property type keys (api-spec §2.1).' }),
+    ),
     rating: T.Optional(T.Integer({ minimum: 1, maximum: 5 })),
     urgency: T.Optional(literalUnion(LEAD_URGENCIES)),
     budget_max: T.Optional(Price('Euros.')),
@@ -271,7 +330,9 @@ export const InquiryLead = T.Object(
   {
     ...strict,
     title: 'InquiryLead',
-    description: 'Fields of the contact created when nobody with this phone or email exists yet ("full control over the created lead"). Ignored when the contact already exists: an existing contact is never modified.',
+    description:
+      'Fields of the contact created when nobody with this phone or email exists yet ("full control over ' +
+      'the created lead"). Ignored when the contact already exists: an existing contact is never modified.',
   },
 )
 
@@ -279,11 +340,27 @@ export const LeadInquiryRequest = T.Object(
   {
     contact: InquiryContact,
     message: T.String({ minLength: 1, maxLength: 5000 }),
-    property_id: T.Optional(T.Integer({ minimum: 1, maximum: MAX_ID, description: 'A property of this business (draft or published). Another business\'s or a missing id is a 422 on this field.' })),
-    source: T.Optional(T.String({ minLength: 1, maxLength: 200, description: 'Channel label, e.g. `web-contact-form`. Becomes the source of a newly created contact.' })),
-    source_page: T.Optional(T.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2000, description: 'http(s) URL of the page the form was sent from.' })),
+    property_id: T.Optional(
+      T.Integer({
+        minimum: 1,
+        maximum: MAX_ID,
+        description: "A property of this business (draft or published). Another business's or a missing id is a 422 on this field.",
+      }),
+    ),
+    source: T.Optional(
+      T.String({ minLength: 1, maxLength: 200, description: 'Channel label, e.g. `web-contact-form`. Becomes the source of a newly created contact.' }),
+    ),
+    source_page: T.Optional(
+      T.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2000, description: 'http(s) URL of the page the form was sent from.' }),
+    ),
     lead: T.Optional(InquiryLead),
-    outreach: T.Optional(T.Boolean({ default: true, description: 'Deliver the inquiry to the business\'s outreach endpoint (default true). `false` answers `"skipped"` whether or not an endpoint is configured.' })),
+    outreach: T.Optional(
+      T.Boolean({
+        default: true,
+        description:
+          'Deliver the inquiry to the business\'s outreach endpoint (default true). `false` answers `"skipped"` whether or not an endpoint is configured.',
+      }),
+    ),
   },
   {
     ...strict,
@@ -295,7 +372,15 @@ export const LeadInquiryRequest = T.Object(
         property_id: 42,
         source: 'web-contact-form',
         source_page: 'https://inmobiliaria.example/propiedades/42',
-        lead: { type: 'demandante', operation: 'venta', property_types: ['apartamento'], rating: 4, urgency: 'media-urgencia', budget_max: 300000, min_bedrooms: 2 },
+        lead: {
+          type: 'demandante',
+          operation: 'venta',
+          property_types: ['apartamento'],
+          rating: 4,
+          urgency: 'media-urgencia',
+          budget_max: 300000,
+          min_bedrooms: 2,
+        },
       },
     ],
   },
@@ -309,7 +394,9 @@ export const LeadInquiryResponse = T.Object(
     lead_id: T.Integer({ minimum: 1, description: 'The contact the inquiry is attached to (new or existing).' }),
     lead_created: T.Boolean({ description: 'True when no contact with this phone or email existed and one was created.' }),
     outreach: literalUnion(OUTREACH_OUTCOMES, {
-      description: '`queued`: a delivery to the outreach endpoint was recorded and queued. `skipped`: the request said `outreach: false`. `not_configured`: the business has no enabled outreach endpoint.',
+      description:
+        '`queued`: a delivery to the outreach endpoint was recorded and queued. `skipped`: the request ' +
+        'said `outreach: false`. `not_configured`: the business has no enabled outreach endpoint.',
     }),
     authenticated_as: T.String({ description: 'Name of the business owning the key.' }),
   },
@@ -332,9 +419,16 @@ export const LeadExportInquiry = T.Object(
     message: T.String(),
     source: Nullable(T.String()),
     source_page: Nullable(T.String()),
-    outreach: literalUnion(EXPORT_INQUIRY_OUTREACH, { description: 'The state of the inquiry\'s outreach delivery (`queued` while pending); without a delivery, `skipped` (the request said `outreach: false`) or `not_configured`.' }),
+    outreach: literalUnion(EXPORT_INQUIRY_OUTREACH, {
+      description:
+        "The state of the inquiry's outreach delivery (`queued` while pending); without " +
+        'a delivery, `skipped` (the request said `outreach: false`) or `not_configured`.',
+    }),
     created_at: Timestamp,
-    contact: T.Object({ name: T.String(), email: Nullable(T.String()), phone: Nullable(T.String()) }, { description: 'The person as they wrote in with this inquiry.' }),
+    contact: T.Object(
+      { name: T.String(), email: Nullable(T.String()), phone: Nullable(T.String()) },
+      { description: 'The person as they wrote in with this inquiry.' },
+    ),
   },
   { title: 'LeadExportInquiry' },
 )
@@ -345,7 +439,9 @@ export const LeadExportResponse = T.Object(
     data: T.Object({
       lead: Lead,
       inquiries: T.Array(LeadExportInquiry, { description: 'Newest first.' }),
-      outreach_deliveries: T.Array(T.Object({ id: T.String(), inquiry_id: T.Integer(), state: T.String(), attempts: T.Integer({ minimum: 0 }) }, { title: 'LeadExportOutreachDelivery' })),
+      outreach_deliveries: T.Array(
+        T.Object({ id: T.String(), inquiry_id: T.Integer(), state: T.String(), attempts: T.Integer({ minimum: 0 }) }, { title: 'LeadExportOutreachDelivery' }),
+      ),
       events: T.Array(Event, { description: 'The stored events about the lead and its inquiries (kept 30 days), ascending by sequence.' }),
     }),
     authenticated_as: T.String(),
@@ -367,13 +463,26 @@ export const Inquiry = T.Object(
     source: Nullable(T.String()),
     source_page: Nullable(T.String()),
     outreach: literalUnion(INQUIRY_OUTREACH_STATES, {
-      description: '`queued` (its delivery to the outreach endpoint is pending), `delivered`, `failed` (retries exhausted), `skipped` (`outreach: false`, or the endpoint was disabled before delivery) or `not_configured` (no enabled endpoint when it arrived).',
+      description:
+        '`queued` (its delivery to the outreach endpoint is pending), `delivered`, `failed` (retries exhausted), `skipped` ' +
+        '(`outreach: false`, or the endpoint was disabled before delivery) or `not_configured` (no enabled endpoint when it arrived).',
     }),
     created_at: Timestamp,
   },
   {
     title: 'Inquiry',
-    examples: [{ id: 17, lead_id: 311, property_id: 42, message: '¿Sigue disponible el ático?', source: 'web-contact-form', source_page: 'https://inmobiliaria.example/propiedades/42', outreach: 'delivered', created_at: '2026-11-02T09:30:00.000Z' }],
+    examples: [
+      {
+        id: 17,
+        lead_id: 311,
+        property_id: 42,
+        message: '¿Sigue disponible el ático?',
+        source: 'web-contact-form',
+        source_page: 'https://inmobiliaria.example/propiedades/42',
+        outreach: 'delivered',
+        created_at: '2026-11-02T09:30:00.000Z',
+      },
+    ],
   },
 )
 export type InquiryView = Static<typeof Inquiry>

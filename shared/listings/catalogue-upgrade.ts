@@ -31,7 +31,11 @@ export async function upgradeCatalogueDocs(deps: Pick<Services, 'database' | 'qu
   const queued = await deps.database.db.transaction(async (tx) => {
     if (!(await advanceCatalogueDerivation(tx, CATALOGUE_DOC_VERSION))) return null
     const businesses = await businessesWithCatalogueRows(tx)
-    if (businesses.length) await deps.queues.enqueueBulk('catalogue-reindex', businesses.map((businessId) => ({ businessId, afterId: 0, batchSize: SLICE })))
+    if (businesses.length)
+      await deps.queues.enqueueBulk(
+        'catalogue-reindex',
+        businesses.map((businessId) => ({ businessId, afterId: 0, batchSize: SLICE })),
+      )
     return businesses.length
   })
   if (queued !== null) deps.logger.info('catalogue rows built by an earlier version are being rebuilt', { version: CATALOGUE_DOC_VERSION, businesses: queued })

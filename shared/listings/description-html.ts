@@ -34,7 +34,29 @@ export const DESCRIPTION_LINK_REL = 'nofollow noopener'
 const ABSOLUTE_LINK = /^(?:https?:\/\/[^\s/?#]|mailto:)/i
 
 /** Elements outside the list whose text is a block of its own: a line break where they begin. */
-const BLOCKS = ['div', 'section', 'article', 'aside', 'header', 'footer', 'main', 'nav', 'address', 'blockquote', 'pre', 'figure', 'figcaption', 'dl', 'dt', 'dd', 'table', 'caption', 'tr', 'td', 'th']
+const BLOCKS = [
+  'div',
+  'section',
+  'article',
+  'aside',
+  'header',
+  'footer',
+  'main',
+  'nav',
+  'address',
+  'blockquote',
+  'pre',
+  'figure',
+  'figcaption',
+  'dl',
+  'dt',
+  'dd',
+  'table',
+  'caption',
+  'tr',
+  'td',
+  'th',
+]
 const RENAMED: Record<string, string> = { h1: 'h2', h5: 'h4', h6: 'h4', hr: 'br', ...Object.fromEntries(BLOCKS.map((t) => [t, 'br'])) }
 
 const OPTIONS: sanitizeHtml.IOptions = {

@@ -62,7 +62,8 @@ export function parseArea(v: unknown): Area | null {
     }
     if (type === 'polygon' || type === 'rectangle') {
       if (!Array.isArray(geo.coordinates)) return null
-      if (geo.coordinates.length > MAX_POLYGON_VERTICES) throw tooLarge(`A ${type} has at most ${MAX_POLYGON_VERTICES} vertices (got ${geo.coordinates.length})`)
+      if (geo.coordinates.length > MAX_POLYGON_VERTICES)
+        throw tooLarge(`A ${type} has at most ${MAX_POLYGON_VERTICES} vertices (got ${geo.coordinates.length})`)
       const coords = geo.coordinates.map(parseLatLng)
       if (coords.some((c) => c === null)) return null
       const distinct = new Set((coords as LatLng[]).map((c) => `${c.lat},${c.lng}`))
@@ -129,7 +130,8 @@ const WHOLE_EARTH: GeoBox = { west: -180, south: -90, east: 180, north: 90 }
 /** A polygon's vertices are its planar extremes: every point inside or on it lies within their min/max. */
 export function polygonBox(ring: LatLng[]): GeoBox {
   let box = { west: Infinity, south: Infinity, east: -Infinity, north: -Infinity }
-  for (const c of ring) box = { west: Math.min(box.west, c.lng), south: Math.min(box.south, c.lat), east: Math.max(box.east, c.lng), north: Math.max(box.north, c.lat) }
+  for (const c of ring)
+    box = { west: Math.min(box.west, c.lng), south: Math.min(box.south, c.lat), east: Math.max(box.east, c.lng), north: Math.max(box.north, c.lat) }
   return box
 }
 

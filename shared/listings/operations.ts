@@ -47,7 +47,13 @@ async function checkInput(tx: Db, businessId: number, input: PropertyInput, chec
     errors.push({ loc: ['body', 'owner_id'], msg: 'Must be a contact of type "propietario" in this business', type: 'invalid' })
   }
   if (errors.length) {
-    throw new AppError('validation', errors.length === 1 ? `${errors[0].loc.join('.')}: ${errors[0].msg}` : `${errors.length} invalid fields: ${errors.map((e) => e.loc.join('.')).join(', ')}`, { errors })
+    throw new AppError(
+      'validation',
+      errors.length === 1
+        ? `${errors[0].loc.join('.')}: ${errors[0].msg}`
+        : `${errors.length} invalid fields: ${errors.map((e) => e.loc.join('.')).join(', ')}`,
+      { errors },
+    )
   }
 }
 
@@ -151,7 +157,11 @@ export async function getPrivateProperty(deps: ListingsDeps, businessId: number,
  * storage cleanup in that same transaction, then queued. An original an upload URL may still
  * write is deleted only once that URL has expired.
  */
-export async function deleteProperty(deps: Pick<Services, 'config' | 'database' | 'queues' | 'logger'>, businessId: number, propertyId: number): Promise<Saved> {
+export async function deleteProperty(
+  deps: Pick<Services, 'config' | 'database' | 'queues' | 'logger'>,
+  businessId: number,
+  propertyId: number,
+): Promise<Saved> {
   const scheduled = await deps.database.db.transaction(async (tx) => {
     const row = await findProperty(tx, businessId, propertyId, { forUpdate: true })
     if (!row) throw PropertyNotFound()
@@ -164,7 +174,14 @@ export async function deleteProperty(deps: Pick<Services, 'config' | 'database' 
         { area: 'public', key: i.publicKey ?? publicKeyOf(deps.config.appSecret, i.id) },
       ]),
       ...media.files.map((f): Deletion => ({ area: 'private', key: f.originalKey, notBefore: writable(f.writableUntil) })),
-      ...media.videos.flatMap((v) => videoDeletions({ state: v.writableUntil ? 'pending' : 'ready', originalKey: v.originalKey, publicPrefix: v.publicPrefix, uploadExpiresAt: v.writableUntil })),
+      ...media.videos.flatMap((v) =>
+        videoDeletions({
+          state: v.writableUntil ? 'pending' : 'ready',
+          originalKey: v.originalKey,
+          publicPrefix: v.publicPrefix,
+          uploadExpiresAt: v.writableUntil,
+        }),
+      ),
     ]
     const scheduled = await scheduleDeletions(tx, deletions)
     await rebuild.removeCatalogueEntry(tx, row.id)

@@ -10,7 +10,10 @@ import type { OPERATIONS, PropertyInput } from './schemas'
 import { isSubtypeOf, type PropertyType } from './subtypes'
 
 /** The price each operation needs: one entry per operation (the compiler holds it to OPERATIONS). */
-export const PRICE_FIELD = { venta: 'sale', alquiler: 'rent', traspaso: 'transfer' } as const satisfies Record<(typeof OPERATIONS)[number], keyof PropertyInput['pricing']>
+export const PRICE_FIELD = { venta: 'sale', alquiler: 'rent', traspaso: 'transfer' } as const satisfies Record<
+  (typeof OPERATIONS)[number],
+  keyof PropertyInput['pricing']
+>
 
 /** What the rules read. Operations and type are plain strings so a rule never depends on the schema having run first. */
 export type RuleInput = Pick<PropertyInput, 'pricing' | 'subtype' | 'features'> & { operations: readonly string[]; type: string }

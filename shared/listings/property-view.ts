@@ -20,8 +20,25 @@ export type StoredArea = Static<typeof PropertyArea>
 /** The columns of a `properties` row the public view reads. */
 export type PrivatePropertyRow = Pick<
   PropertyRow,
-  | 'id' | 'operations' | 'type' | 'subtype' | 'title' | 'description' | 'priceSale' | 'priceRent' | 'priceTransfer' | 'location' | 'area'
-  | 'bedrooms' | 'bathrooms' | 'characteristics' | 'features' | 'isFeatured' | 'status' | 'createdAt' | 'updatedAt'
+  | 'id'
+  | 'operations'
+  | 'type'
+  | 'subtype'
+  | 'title'
+  | 'description'
+  | 'priceSale'
+  | 'priceRent'
+  | 'priceTransfer'
+  | 'location'
+  | 'area'
+  | 'bedrooms'
+  | 'bathrooms'
+  | 'characteristics'
+  | 'features'
+  | 'isFeatured'
+  | 'status'
+  | 'createdAt'
+  | 'updatedAt'
 >
 
 /**
@@ -90,22 +107,57 @@ export function privacyOf(location: StoredLocation): AddressPrivacy {
 
 const fold = (s: string) => s.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase()
 /** The letter/digit pieces of a word (`Sol-Mar,` → sol, mar). */
-const pieces = (word: string) => fold(word).split(/[^\p{L}\p{N}º]+/u).filter(Boolean)
+const pieces = (word: string) =>
+  fold(word)
+    .split(/[^\p{L}\p{N}º]+/u)
+    .filter(Boolean)
 
 /** Articles and prepositions: shared by every name, so never a sign of the building or number. */
-const PARTICLES = new Set(['a', 'al', 'd', 'da', 'das', 'de', 'del', 'dels', 'do', 'e', 'el', 'els', 'en', 'es', 'i', 'l', 'la', 'las', 'les', 'lo', 'los', 'o', 's', 'sa', 'y'])
+const PARTICLES = new Set([
+  'a',
+  'al',
+  'd',
+  'da',
+  'das',
+  'de',
+  'del',
+  'dels',
+  'do',
+  'e',
+  'el',
+  'els',
+  'en',
+  'es',
+  'i',
+  'l',
+  'la',
+  'las',
+  'les',
+  'lo',
+  'los',
+  'o',
+  's',
+  'sa',
+  'y',
+])
 /** A word that starts the number part: the street name ends before it. */
 const NUMBER_MARKERS = new Set(['n', 'nº', 'no', 'num', 'numero', 'nro', 'nr', 'sn', 's/n', 'º'])
 const NUMBER_WORDS = new Set(
-  ('un uno una dos tres cuatro cinco seis siete ocho nueve diez once doce trece catorce quince dieciseis diecisiete dieciocho diecinueve ' +
+  (
+    'un uno una dos tres cuatro cinco seis siete ocho nueve diez once doce trece catorce quince dieciseis diecisiete dieciocho diecinueve ' +
     'veinte veintiun veintiuno veintiuna veintidos veintitres veinticuatro veinticinco veintiseis veintisiete veintiocho veintinueve ' +
     'treinta cuarenta cincuenta sesenta setenta ochenta noventa cien ciento doscientos trescientos cuatrocientos quinientos seiscientos ' +
     'setecientos ochocientos novecientos mil ' +
     'primer primero primera segundo segunda tercer tercero tercera cuarto cuarta quinto quinta sexto sexta septimo septima octavo octava ' +
-    'noveno novena decimo decima').split(' '),
+    'noveno novena decimo decima'
+  ).split(' '),
 )
 /** Words that may follow a number (floor, door, letter): part of it when they trail a number word. */
-const NUMBER_TAIL = new Set('y bis dup duplicado piso planta puerta pta bajo bajos izq izda izquierda dcha der derecha esc escalera portal bloque blq entlo entresuelo principal pral atico letra'.split(' '))
+const NUMBER_TAIL = new Set(
+  'y bis dup duplicado piso planta puerta pta bajo bajos izq izda izquierda dcha der derecha esc escalera portal bloque blq entlo entresuelo principal pral atico letra'.split(
+    ' ',
+  ),
+)
 const isNumberish = (p: string) => NUMBER_WORDS.has(p) || NUMBER_TAIL.has(p) || NUMBER_MARKERS.has(p) || /^\p{L}$/u.test(p)
 
 const wordsOf = (text: string | undefined) => new Set((text ? pieces(text) : []).filter((p) => !PARTICLES.has(p)))
@@ -114,7 +166,9 @@ const wordsOf = (text: string | undefined) => new Set((text ? pieces(text) : [])
 function streetName(text: string, forbidden: Set<string>): string {
   const digit = text.search(/\d/)
   let words = (digit === -1 ? text : text.slice(0, digit)).split(/\s+/).filter(Boolean)
-  const marker = words.findIndex((w) => NUMBER_MARKERS.has(fold(w).replace(/[.:]+$/, '')) || (pieces(w).length > 0 && pieces(w).every((p) => NUMBER_MARKERS.has(p))))
+  const marker = words.findIndex(
+    (w) => NUMBER_MARKERS.has(fold(w).replace(/[.:]+$/, '')) || (pieces(w).length > 0 && pieces(w).every((p) => NUMBER_MARKERS.has(p))),
+  )
   if (marker !== -1) words = words.slice(0, marker)
   words = words.filter((w) => !pieces(w).some((p) => forbidden.has(p)))
   // A number written in words trails the name ("Calle Mayor tres B"); inside a name it stays ("Plaza del Dos de Mayo").
@@ -129,7 +183,9 @@ export function approximateStreet(location: StoredLocation): string | undefined 
   const source = location.street ?? location.address ?? location.full_address
   if (source === undefined) return undefined
   const forbidden = new Set([...wordsOf(location.building_name), ...wordsOf(location.number)])
-  const area = new Set([location.city, location.province, location.country, location.postal_code].filter((x): x is string => !!x).map((x) => pieces(x).join(' ')))
+  const area = new Set(
+    [location.city, location.province, location.country, location.postal_code].filter((x): x is string => !!x).map((x) => pieces(x).join(' ')),
+  )
   for (const part of source.split(/[,;]/)) {
     const street = streetName(part.trim(), forbidden)
     if (street && !area.has(pieces(street).join(' '))) return street
@@ -207,7 +263,9 @@ export function toPublicProperty(row: PrivatePropertyRow, images: readonly Ready
 
 /** Ready images in position order, numbered from 1. */
 function publicImages(images: readonly ReadyImageRow[]): PropertyView['images'] {
-  return [...images].sort((a, b) => a.position - b.position).map((img, i) => ({ id: img.id, url: img.publicUrl, order: i + 1, is_primary: img.isPrimary, title: img.title }))
+  return [...images]
+    .sort((a, b) => a.position - b.position)
+    .map((img, i) => ({ id: img.id, url: img.publicUrl, order: i + 1, is_primary: img.isPrimary, title: img.title }))
 }
 
 /** `specs`: the characteristics, the area beyond its total, the address privacy, the building (when public) and the other prices. */

@@ -42,15 +42,19 @@ export const LIMITS = {
   featureValue: 200,
   features: 200,
 } as const
-const shortText = (description = 'Free text.') => T.String({ maxLength: LIMITS.shortText, description: `${description} At most ${LIMITS.shortText} characters.` })
+const shortText = (description = 'Free text.') =>
+  T.String({ maxLength: LIMITS.shortText, description: `${description} At most ${LIMITS.shortText} characters.` })
 
 export const Operation = literalUnion(OPERATIONS, { description: 'Operation the property is offered for.' })
 export const PropertyTypeSchema = literalUnion(PROPERTY_TYPES, { title: 'PropertyType', description: 'Property type key.' })
-export const SubtypeKey = T.Union(SUBTYPE_KEYS.map((k) => T.Literal(k)), {
-  title: 'PropertySubtypeKey',
-  maxLength: 100,
-  description: 'Subtype key from the fixed table per type (docs/properties.md); it must belong to `type`. Responses show its Spanish label.',
-})
+export const SubtypeKey = T.Union(
+  SUBTYPE_KEYS.map((k) => T.Literal(k)),
+  {
+    title: 'PropertySubtypeKey',
+    maxLength: 100,
+    description: 'Subtype key from the fixed table per type (docs/properties.md); it must belong to `type`. Responses show its Spanish label.',
+  },
+)
 
 export const PropertyPricing = T.Object(
   {
@@ -78,26 +82,53 @@ export const PropertyLocation = T.Object(
     postal_code: T.Optional(T.String({ maxLength: 20 })),
     address: T.Optional(T.String({ maxLength: LIMITS.address, description: `Street and number; at most ${LIMITS.address} characters.` })),
     full_address: T.Optional(
-      T.String({ maxLength: 500, description: 'Full address shown when visibility is `public`: street, number, floor, building, postal code and city, so at most 500 characters.' }),
+      T.String({
+        maxLength: 500,
+        description: 'Full address shown when visibility is `public`: street, number, floor, building, postal code and city, so at most 500 characters.',
+      }),
     ),
     street: T.Optional(
       T.String({
         maxLength: LIMITS.name,
-        description: `Street name without house number (\`Calle de Colón\`); at most ${LIMITS.name} characters. The approximate address is built from it; without it, from the text of \`address\` (docs/properties.md).`,
+        description:
+          `Street name without house number (\`Calle de Colón\`); at most ${LIMITS.name} characters. The ` +
+          `approximate address is built from it; without it, from the text of \`address\` (docs/properties.md).`,
       }),
     ),
     number: T.Optional(
-      T.String({ maxLength: LIMITS.number, description: `House number, floor and door (\`12, 3º B\`); at most ${LIMITS.number} characters. Never part of an approximate address.` }),
+      T.String({
+        maxLength: LIMITS.number,
+        description: `House number, floor and door (\`12, 3º B\`); at most ${LIMITS.number} characters. Never part of an approximate address.`,
+      }),
     ),
-    building_name: T.Optional(T.String({ maxLength: LIMITS.name, description: `At most ${LIMITS.name} characters. Published only when visibility is \`public\`.` })),
+    building_name: T.Optional(
+      T.String({ maxLength: LIMITS.name, description: `At most ${LIMITS.name} characters. Published only when visibility is \`public\`.` }),
+    ),
     coordinates: T.Optional(Coordinates),
     visibility: T.Optional(literalUnion(ADDRESS_PRIVACY, { description: 'Address privacy; default `approximate`.' })),
   },
-  { ...strict, title: 'PropertyLocation', examples: [{ city: 'Valencia', address: 'Calle de Colón 12', postal_code: '46004', coordinates: { latitude: 39.4699, longitude: -0.3763 }, visibility: 'approximate' }] },
+  {
+    ...strict,
+    title: 'PropertyLocation',
+    examples: [
+      {
+        city: 'Valencia',
+        address: 'Calle de Colón 12',
+        postal_code: '46004',
+        coordinates: { latitude: 39.4699, longitude: -0.3763 },
+        visibility: 'approximate',
+      },
+    ],
+  },
 )
 
 export const PropertyArea = T.Object(
-  { total: m2('Total size (m²) → `size_total`.'), usable: T.Optional(m2('→ `specs.usable_area`')), built: T.Optional(m2('→ `specs.size_built`')), plot: T.Optional(m2('→ `specs.plot_size`')) },
+  {
+    total: m2('Total size (m²) → `size_total`.'),
+    usable: T.Optional(m2('→ `specs.usable_area`')),
+    built: T.Optional(m2('→ `specs.size_built`')),
+    plot: T.Optional(m2('→ `specs.plot_size`')),
+  },
   { ...strict, title: 'PropertyArea', examples: [{ total: 95, usable: 82 }] },
 )
 
@@ -111,12 +142,17 @@ const Lang = T.Object(
 )
 const rating = T.String({ pattern: '^[A-Ga-g]$', maxLength: 1, description: 'Rating A–G.' })
 const activityList = (description: string) =>
-  T.Array(T.String({ maxLength: LIMITS.shortText }), { maxItems: LIMITS.activities, description: `${description} At most ${LIMITS.activities}, each at most ${LIMITS.shortText} characters.` })
+  T.Array(T.String({ maxLength: LIMITS.shortText }), {
+    maxItems: LIMITS.activities,
+    description: `${description} At most ${LIMITS.activities}, each at most ${LIMITS.shortText} characters.`,
+  })
 
 /** api-spec §2.2 keys a client may send; `price_calc`, `address_privacy`, `building_name` are derived (contract §3.1). */
 export const PropertyCharacteristics = T.Object(
   {
-    translations: T.Optional(T.Object({ ca: T.Optional(Lang), en: T.Optional(Lang), fr: T.Optional(Lang), de: T.Optional(Lang), pt: T.Optional(Lang), it: T.Optional(Lang) }, strict)),
+    translations: T.Optional(
+      T.Object({ ca: T.Optional(Lang), en: T.Optional(Lang), fr: T.Optional(Lang), de: T.Optional(Lang), pt: T.Optional(Lang), it: T.Optional(Lang) }, strict),
+    ),
     usable_area: T.Optional(m2('m²')),
     plot_size: T.Optional(m2('m²')),
     size_built: T.Optional(m2('m²')),
@@ -162,14 +198,27 @@ export const PropertyCharacteristics = T.Object(
     holiday_renting: T.Optional(T.Boolean()),
     temporal_renting: T.Optional(T.Boolean()),
     purchase_option_rental: T.Optional(T.Boolean()),
-    activities: T.Optional(T.Object({ predefined: T.Optional(activityList('Predefined activity keys.')), custom: T.Optional(activityList('Activities in the agency\'s own words.')) }, strict)),
-    num_entrances: T.Optional(
+    activities: T.Optional(
       T.Object(
-        { total: T.Optional(count()), peaton_entrances: T.Optional(count()), moto_entrances: T.Optional(count()), van_entrances: T.Optional(count()), car_entrances: T.Optional(count()) },
+        { predefined: T.Optional(activityList('Predefined activity keys.')), custom: T.Optional(activityList("Activities in the agency's own words.")) },
         strict,
       ),
     ),
-    floor_breakdown: T.Optional(T.Object({ base_floor: T.Optional(T.Integer()), first_floor: T.Optional(T.Integer()), second_floor: T.Optional(T.Integer()) }, strict)),
+    num_entrances: T.Optional(
+      T.Object(
+        {
+          total: T.Optional(count()),
+          peaton_entrances: T.Optional(count()),
+          moto_entrances: T.Optional(count()),
+          van_entrances: T.Optional(count()),
+          car_entrances: T.Optional(count()),
+        },
+        strict,
+      ),
+    ),
+    floor_breakdown: T.Optional(
+      T.Object({ base_floor: T.Optional(T.Integer()), first_floor: T.Optional(T.Integer()), second_floor: T.Optional(T.Integer()) }, strict),
+    ),
   },
   { ...strict, title: 'PropertyCharacteristics', examples: [{ elevator: true, energy_certificate: 'C', temporal_renting: false }] },
 )
@@ -190,7 +239,12 @@ const bodyFields = {
   type: PropertyTypeSchema,
   subtype: SubtypeKey,
   title: T.String({ minLength: 1, maxLength: LIMITS.title }),
-  description: T.String({ maxLength: LIMITS.description, description: 'HTML; default empty. Stored as sent (the private read returns it); public representations carry it reduced to an allow-list (contract §15, see `Property.description`).' }),
+  description: T.String({
+    maxLength: LIMITS.description,
+    description:
+      'HTML; default empty. Stored as sent (the private read returns it); public representations ' +
+      'carry it reduced to an allow-list (contract §15, see `Property.description`).',
+  }),
   pricing: PropertyPricing,
   location: PropertyLocation,
   area: PropertyArea,
@@ -223,7 +277,19 @@ export const PropertyCreateRequest = T.Object(
   {
     ...strict,
     title: 'PropertyCreateRequest',
-    examples: [{ operations: ['venta'], type: 'apartamento', subtype: 'atico', title: 'Ático con terraza', pricing: { sale: 250000 }, location: { city: 'Valencia', address: 'Calle de Colón 12', coordinates: { latitude: 39.4699, longitude: -0.3763 } }, area: { total: 95 }, bedrooms: 3, bathrooms: 2 }],
+    examples: [
+      {
+        operations: ['venta'],
+        type: 'apartamento',
+        subtype: 'atico',
+        title: 'Ático con terraza',
+        pricing: { sale: 250000 },
+        location: { city: 'Valencia', address: 'Calle de Colón 12', coordinates: { latitude: 39.4699, longitude: -0.3763 } },
+        area: { total: 95 },
+        bedrooms: 3,
+        bathrooms: 2,
+      },
+    ],
   },
 )
 export type PropertyCreate = Static<typeof PropertyCreateRequest>
@@ -238,9 +304,10 @@ export type PropertyInput = Static<typeof PropertyMerged>
  * every key is optional, and a key that is optional at creation may also be `null` (clears it).
  * Arrays and scalars are replaced whole, so they keep their schema.
  */
-type TPatch<S> = S extends TObject<infer P extends TProperties>
-  ? TObject<{ [K in keyof P]: TOptional<P[K] extends { [OptionalKind]: 'Optional' } ? TUnion<[TPatch<P[K]>, TNull]> : TPatch<P[K]>> }>
-  : S
+type TPatch<S> =
+  S extends TObject<infer P extends TProperties>
+    ? TObject<{ [K in keyof P]: TOptional<P[K] extends { [OptionalKind]: 'Optional' } ? TUnion<[TPatch<P[K]>, TNull]> : TPatch<P[K]>> }>
+    : S
 function patchOf<S extends TSchema>(schema: S): TPatch<S> {
   if (schema.type !== 'object' || !schema.properties) return schema as never
   const required = new Set<string>(schema.required ?? [])
@@ -260,10 +327,19 @@ export const PropertyUpdateRequest = T.Object(
   {
     ...patchOf(T.Omit(PropertyCreateRequest, ['status'])).properties,
     status: T.Optional(
-      Nullable(literalUnion(ALL_STATUSES, { description: '`vendida`, `alquilada`, `traspasada` only by update; `null` goes back to the default `disponible`.' })),
+      Nullable(
+        literalUnion(ALL_STATUSES, { description: '`vendida`, `alquilada`, `traspasada` only by update; `null` goes back to the default `disponible`.' }),
+      ),
     ),
   },
-  { ...strict, title: 'PropertyUpdateRequest', examples: [{ pricing: { rent: 1200 }, operations: ['venta', 'alquiler'] }, { subtype: null, status: 'vendida' }] },
+  {
+    ...strict,
+    title: 'PropertyUpdateRequest',
+    examples: [
+      { pricing: { rent: 1200 }, operations: ['venta', 'alquiler'] },
+      { subtype: null, status: 'vendida' },
+    ],
+  },
 )
 export type PropertyUpdate = Static<typeof PropertyUpdateRequest>
 
@@ -306,7 +382,19 @@ const LangOut = T.Object(
 export const Specs = T.Object(
   {
     ...PropertyCharacteristics.properties,
-    translations: T.Optional(T.Object({ ca: T.Optional(LangOut), en: T.Optional(LangOut), fr: T.Optional(LangOut), de: T.Optional(LangOut), pt: T.Optional(LangOut), it: T.Optional(LangOut) }, strict)),
+    translations: T.Optional(
+      T.Object(
+        {
+          ca: T.Optional(LangOut),
+          en: T.Optional(LangOut),
+          fr: T.Optional(LangOut),
+          de: T.Optional(LangOut),
+          pt: T.Optional(LangOut),
+          it: T.Optional(LangOut),
+        },
+        strict,
+      ),
+    ),
     address_privacy: literalUnion(ADDRESS_PRIVACY),
     building_name: T.Optional(T.String({ description: 'Only when address privacy is `public`.' })),
     price_calc: T.Object({ price_alq: T.Optional(T.Number()), price_trasp: T.Optional(T.Number()) }),
@@ -327,7 +415,11 @@ export const Property = T.Object(
     bathrooms: T.Integer(),
     postal_code: T.Optional(T.String({ description: 'Omitted when hidden.' })),
     description: T.String({
-      description: 'HTML reduced to an allow-list (contract §15): `p br ul ol li strong b em i h2 h3 h4`, and `a` with an absolute `http`, `https` or `mailto` `href`, given `rel="nofollow noopener"`. Scripts and styles are removed with their text; comments, attributes and other elements are removed and their text kept (a block such as `div` leaves a line break). The same holds for each `specs.translations` description. `GET /properties/{id}/private` returns what was sent.',
+      description:
+        'HTML reduced to an allow-list (contract §15): `p br ul ol li strong b em i h2 h3 h4`, and `a` with an absolute ' +
+        '`http`, `https` or `mailto` `href`, given `rel="nofollow noopener"`. Scripts and styles are removed with their text; ' +
+        'comments, attributes and other elements are removed and their text kept (a block such as `div` leaves a line break). ' +
+        'The same holds for each `specs.translations` description. `GET /properties/{id}/private` returns what was sent.',
     }),
     images: T.Array(ImageObject),
     videos: T.Array(VideoObject),
@@ -382,13 +474,43 @@ export const PrivateProperty = T.Object(
   },
   {
     title: 'PrivateProperty',
-    examples: [{
-      id: 42, status: 'disponible', published: false, operations: ['venta'], type: 'apartamento', subtype: 'atico', title: 'Ático con terraza', description: '',
-      pricing: { sale: 250000 }, location: { city: 'Valencia', address: 'Calle de Colón 12', coordinates: { latitude: 39.469871, longitude: -0.376342 }, visibility: 'approximate' },
-      area: { total: 95 }, bedrooms: 3, bathrooms: 2, characteristics: { elevator: true }, features: [], owner_id: null, is_featured: false,
-      images: [{ id: '9a1f7f0e-2c1b-4d0a-8f55-0e4b8f1a2c33', state: 'ready', url: 'https://cdn.example.com/images/4f0c1e8a9b2d4c6e8f0a1b2c3d4e5f60.jpg', order: 1, is_primary: true, title: 'Salón', watermarked: true, width: 1920, height: 1280 }],
-      videos: [], created_at: '2026-11-01T10:00:00.000Z', updated_at: '2026-11-02T09:30:00.000Z',
-    }],
+    examples: [
+      {
+        id: 42,
+        status: 'disponible',
+        published: false,
+        operations: ['venta'],
+        type: 'apartamento',
+        subtype: 'atico',
+        title: 'Ático con terraza',
+        description: '',
+        pricing: { sale: 250000 },
+        location: { city: 'Valencia', address: 'Calle de Colón 12', coordinates: { latitude: 39.469871, longitude: -0.376342 }, visibility: 'approximate' },
+        area: { total: 95 },
+        bedrooms: 3,
+        bathrooms: 2,
+        characteristics: { elevator: true },
+        features: [],
+        owner_id: null,
+        is_featured: false,
+        images: [
+          {
+            id: '9a1f7f0e-2c1b-4d0a-8f55-0e4b8f1a2c33',
+            state: 'ready',
+            url: 'https://cdn.example.com/images/4f0c1e8a9b2d4c6e8f0a1b2c3d4e5f60.jpg',
+            order: 1,
+            is_primary: true,
+            title: 'Salón',
+            watermarked: true,
+            width: 1920,
+            height: 1280,
+          },
+        ],
+        videos: [],
+        created_at: '2026-11-01T10:00:00.000Z',
+        updated_at: '2026-11-02T09:30:00.000Z',
+      },
+    ],
   },
 )
 export type PrivatePropertyView = Static<typeof PrivateProperty>
@@ -454,13 +576,23 @@ export const PropertyListQuery = t.Object(
   {
     limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, default: 100 })),
     offset: t.Optional(
-      t.Integer({ minimum: 0, maximum: MAX_ID, default: 0, description: 'With `q`, `offset + limit` may not pass 1,000 (a 422 on `offset`); without `q` it is unbounded.' }),
+      t.Integer({
+        minimum: 0,
+        maximum: MAX_ID,
+        default: 0,
+        description: 'With `q`, `offset + limit` may not pass 1,000 (a 422 on `offset`); without `q` it is unbounded.',
+      }),
     ),
     status: t.Optional(t.String({ maxLength: 50, description: 'Exact commercial status; unknown values match nothing. At most 50 characters.' })),
     operation: t.Optional(
       t.String({ maxLength: 50, description: 'Case-insensitive partial match; also selects the price of min_price/max_price/sort. At most 50 characters.' }),
     ),
-    rental_type: t.Optional(literalUnion(['temporal', 'anual'] as const, { description: '`temporal`: rentals flagged `temporal_renting`; `anual`: rentals neither temporary nor holiday. Listings not offered for `alquiler` never match.' })),
+    rental_type: t.Optional(
+      literalUnion(['temporal', 'anual'] as const, {
+        description:
+          '`temporal`: rentals flagged `temporal_renting`; `anual`: rentals neither temporary nor holiday. Listings not offered for `alquiler` never match.',
+      }),
+    ),
     type: t.Optional(literalUnion(PROPERTY_TYPES)),
     subtype: t.Optional(t.String({ maxLength: 100, description: 'Exact subtype key; unknown keys match nothing. At most 100 characters.' })),
     city: t.Optional(t.String({ maxLength: 100, description: 'Case-insensitive exact match. At most 100 characters.' })),
@@ -468,7 +600,8 @@ export const PropertyListQuery = t.Object(
       t.String({
         maxLength: LOCATIONS_MAX_LENGTH,
         description:
-          `URL-encoded JSON array of map areas (circle, polygon/rectangle, point/marker): at most ${MAX_AREAS} areas, a polygon or rectangle at most ${MAX_POLYGON_VERTICES.toLocaleString('en')} vertices, ` +
+          `URL-encoded JSON array of map areas (circle, polygon/rectangle, point/marker): at most ${MAX_AREAS} ` +
+          `areas, a polygon or rectangle at most ${MAX_POLYGON_VERTICES.toLocaleString('en')} vertices, ` +
           `at most ${LOCATIONS_MAX_LENGTH.toLocaleString('en')} characters once decoded; past a bound it is a 422. ` +
           'Polygons and rectangles are the straight latitude/longitude lines a map draws; circle and point radii are metres.',
       }),
@@ -484,10 +617,14 @@ export const PropertyListQuery = t.Object(
         maxLength: 200,
         description:
           'Full-text search (1–200 characters) in title, description (HTML stripped), city, province, subtype label and every `translations` text; ' +
-          'Spanish stemming with accents and case ignored (`piscina` finds `Piscinas`, `atico` finds `Ático`), English words through the English translation. ' +
+          'Spanish stemming with accents and case ignored (`piscina` finds `Piscinas`, ' +
+          '`atico` finds `Ático`), English words through the English translation. ' +
           'Web-search syntax: every word must match, `"a phrase"` matches words in sequence, `-word` excludes, `or` between words matches either. ' +
-          'Combined with the other filters by AND; without `sort` the 1,000 most recently updated matches (all of them when fewer) are ordered by relevance (reading: PostgreSQL `ts_rank` over titles first, then subtype, city and province, then descriptions), ties by `updated_at` then `id`, descending; ' +
-          'with `sort`, the first 1,000 matches in that order are listed. `count` is exact up to 1,000 (then 1,000 with `count_relation: "gte"`) and `offset + limit` may not pass 1,000. Address, building name and postal code are not searched.',
+          'Combined with the other filters by AND; without `sort` the 1,000 most recently updated matches ' +
+          '(all of them when fewer) are ordered by relevance (reading: PostgreSQL `ts_rank` over titles first, ' +
+          'then subtype, city and province, then descriptions), ties by `updated_at` then `id`, descending; ' +
+          'with `sort`, the first 1,000 matches in that order are listed. `count` is exact up to 1,000 (then 1,000 with ' +
+          '`count_relation: "gte"`) and `offset + limit` may not pass 1,000. Address, building name and postal code are not searched.',
         examples: ['atico piscina', '"vistas al mar" -bajo'],
       }),
     ),

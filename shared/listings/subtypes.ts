@@ -72,7 +72,12 @@ export const SUBTYPE_LABELS: Record<string, string> = Object.fromEntries(Object.
 
 /** The table as markdown, as docs/properties.md and the OpenAPI description show it. */
 export function subtypeTableMarkdown(): string {
-  const rows = PROPERTY_TYPES.map((type) => `| \`${type}\` | ${Object.entries(SUBTYPES[type]).map(([key, label]) => `\`${key}\` → ${label}`).join(', ')} |`)
+  const rows = PROPERTY_TYPES.map(
+    (type) =>
+      `| \`${type}\` | ${Object.entries(SUBTYPES[type])
+        .map(([key, label]) => `\`${key}\` → ${label}`)
+        .join(', ')} |`,
+  )
   return ['| type | key → label |', '|---|---|', ...rows].join('\n')
 }
 

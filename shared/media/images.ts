@@ -6,7 +6,16 @@
  */
 import type { Db } from '../../db/client'
 import {
-  applyImageOrder, deleteImageRow, failFile, findPropertyImage, listPropertyImages, markFilePurged, sessionOfFile, setImageTitle, settleSession, type PropertyImageRow,
+  applyImageOrder,
+  deleteImageRow,
+  failFile,
+  findPropertyImage,
+  listPropertyImages,
+  markFilePurged,
+  sessionOfFile,
+  setImageTitle,
+  settleSession,
+  type PropertyImageRow,
 } from '../../db/queries/images'
 import { AppError, fieldError, notFound } from '../platform/errors'
 import type { Services } from '../platform/services'
@@ -91,14 +100,22 @@ export async function updateImage(deps: Pick<Services, 'database'>, ref: ImageRe
 }
 
 /** PUT order: each non-failed image exactly once; the first becomes the cover. */
-export async function reorderImages(deps: Pick<Services, 'database'>, businessId: number, propertyId: number, imageIds: string[]): Promise<{ status: 'ok'; id: number }> {
+export async function reorderImages(
+  deps: Pick<Services, 'database'>,
+  businessId: number,
+  propertyId: number,
+  imageIds: string[],
+): Promise<{ status: 'ok'; id: number }> {
   const wanted = imageIds.map((id) => id.toLowerCase())
   await deps.database.db.transaction(async (tx) => {
     const property = await lockProperty(tx, businessId, propertyId)
     const rows = await listPropertyImages(tx, property.id)
     checkOrder(wanted, rows, 'image_ids', 'image')
     const current = orderedIds(rows)
-    const unchanged = current.length === wanted.length && current.every((id, i) => id === wanted[i]) && (wanted.length === 0 || rows.find((r) => r.id === wanted[0])?.isPrimary === true)
+    const unchanged =
+      current.length === wanted.length &&
+      current.every((id, i) => id === wanted[i]) &&
+      (wanted.length === 0 || rows.find((r) => r.id === wanted[0])?.isPrimary === true)
     if (unchanged) return
     await applyImageOrder(tx, property.id, wanted)
     await mediaChanged(tx, property, { images: await imagesOfProperty(tx, property.id) })
@@ -119,13 +136,19 @@ export function checkOrder(wanted: string[], rows: readonly { id: string; state:
     const row = byId.get(id)
     if (seen.has(id)) errors.push({ loc: ['body', field, i], msg: `The ${noun} ${id} is listed twice`, type: 'duplicate' })
     else if (!row) errors.push({ loc: ['body', field, i], msg: `No ${noun} ${id} in this property`, type: 'not_found' })
-    else if (row.state === 'failed') errors.push({ loc: ['body', field, i], msg: `The ${noun} ${id} failed; failed ${noun}s have no place in the order`, type: 'invalid' })
+    else if (row.state === 'failed')
+      errors.push({ loc: ['body', field, i], msg: `The ${noun} ${id} failed; failed ${noun}s have no place in the order`, type: 'invalid' })
     seen.add(id)
   })
   const missing = rows.filter((r) => r.state !== 'failed' && !seen.has(r.id)).map((r) => r.id)
-  if (missing.length) errors.push({ loc: ['body', field], msg: `Every ${noun} that is not failed must be listed once; missing: ${missing.join(', ')}`, type: 'missing' })
+  if (missing.length)
+    errors.push({ loc: ['body', field], msg: `Every ${noun} that is not failed must be listed once; missing: ${missing.join(', ')}`, type: 'missing' })
   if (errors.length) {
-    throw new AppError('validation', errors.length === 1 ? `${errors[0].loc.join('.')}: ${errors[0].msg}` : `${errors.length} problems with ${field}: ${errors.map((e) => e.msg).join('; ')}`, { errors })
+    throw new AppError(
+      'validation',
+      errors.length === 1 ? `${errors[0].loc.join('.')}: ${errors[0].msg}` : `${errors.length} problems with ${field}: ${errors.map((e) => e.msg).join('; ')}`,
+      { errors },
+    )
   }
 }
 

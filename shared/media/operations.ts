@@ -8,9 +8,31 @@ import type { Job } from 'bullmq'
 import type { Database, Db } from '../../db/client'
 import { findBusiness } from '../../db/queries/businesses'
 import {
-  abandonImage, abandonUploadFiles, createImagesForFiles, createUploadSession, deleteOldExpiredSessions, exhaustUploadFiles, expireSessions, failFile,
-  findUploadSession, imageHoldsPublicKey, loadImageToProcess, loadUploadSession, markImageFailed, markImageReady, markPurged, originalsToPurge, reopenImage,
-  reopenUploadFiles, revertProcessing, setWatermarkKey, settleSession, startProcessing, stuckMediaWork, type ImageToProcess, type UploadFileRow,
+  abandonImage,
+  abandonUploadFiles,
+  createImagesForFiles,
+  createUploadSession,
+  deleteOldExpiredSessions,
+  exhaustUploadFiles,
+  expireSessions,
+  failFile,
+  findUploadSession,
+  imageHoldsPublicKey,
+  loadImageToProcess,
+  loadUploadSession,
+  markImageFailed,
+  markImageReady,
+  markPurged,
+  originalsToPurge,
+  reopenImage,
+  reopenUploadFiles,
+  revertProcessing,
+  setWatermarkKey,
+  settleSession,
+  startProcessing,
+  stuckMediaWork,
+  type ImageToProcess,
+  type UploadFileRow,
   type UploadSessionRow,
 } from '../../db/queries/images'
 import { findProperty } from '../../db/queries/properties'
@@ -69,10 +91,12 @@ export async function startImageUpload(
     expiresAt,
     files: upload.files.map((f) => ({ filename: f.filename, contentType: f.content_type, declaredSize: f.size, originalKey: newOriginalKey() })),
   })
-  const files = await Promise.all(session.files.map(async (f) => {
-    const put = await deps.storage.presignPut(f.originalKey, { contentType: f.contentType, maxSize: f.declaredSize, expiresInSeconds: ttlSeconds })
-    return { file_id: f.id, method: 'PUT' as const, url: put.url, headers: { 'content-type': put.headers['content-type'] } }
-  }))
+  const files = await Promise.all(
+    session.files.map(async (f) => {
+      const put = await deps.storage.presignPut(f.originalKey, { contentType: f.contentType, maxSize: f.declaredSize, expiresInSeconds: ttlSeconds })
+      return { file_id: f.id, method: 'PUT' as const, url: put.url, headers: { 'content-type': put.headers['content-type'] } }
+    }),
+  )
   return { status: 'ok', upload_id: session.id, expires_at: expiresAt.toISOString(), files }
 }
 
@@ -96,7 +120,10 @@ export async function completeImageUpload(deps: Pick<Services, 'database' | 'que
     // PostgreSQL was down then): nothing would run, so the upload takes the terminal state now.
     if (state === 'processing' && (await job.getState().catch(() => 'unknown')) === 'failed') {
       // `add` answers a duplicate id with the job it would have made: read the stored one.
-      const stored = await deps.queues.get(JOBS['upload-complete'].queue).getJob(JOBS['upload-complete'].jobId({ uploadId: session.id })).catch(() => undefined)
+      const stored = await deps.queues
+        .get(JOBS['upload-complete'].queue)
+        .getJob(JOBS['upload-complete'].jobId({ uploadId: session.id }))
+        .catch(() => undefined)
       await exhaustUpload(deps, session.id, stored?.attemptsMade ?? attemptsOf('upload-complete'))
       const settled = await loadUploadSession(db, session.id)
       if (settled && settled.state !== 'processing') return { status: 'ok', upload_id: session.id, state: settled.state as 'completed' | 'failed' }
@@ -125,12 +152,14 @@ const CHECK_CONCURRENCY = 4
 async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length)
   let next = 0
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++
-      out[i] = await fn(items[i])
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++
+        out[i] = await fn(items[i])
+      }
+    }),
+  )
   return out
 }
 
@@ -142,7 +171,10 @@ export type UploadProcessed = { skipped: string } | { checked: number; failed: n
  * object deleted; the others go on. Safe to run twice: checked files keep their state, image
  * rows are unique per file.
  */
-export async function processCompletedUpload(deps: Pick<Services, 'config' | 'database' | 'queues' | 'storage'> & ImportDeps, uploadId: string): Promise<UploadProcessed> {
+export async function processCompletedUpload(
+  deps: Pick<Services, 'config' | 'database' | 'queues' | 'storage'> & ImportDeps,
+  uploadId: string,
+): Promise<UploadProcessed> {
   const { db } = deps.database
   const session = await loadUploadSession(db, uploadId)
   // Gone (property deleted) or not completed by the client: nothing to do.
@@ -172,8 +204,16 @@ export async function processCompletedUpload(deps: Pick<Services, 'config' | 'da
 
   // Files that already had an image (an earlier run) are re-queued too: the job id dedupes.
   const already = session.files.filter((f) => f.state === 'processing' && f.imageId !== null)
-  const imageIds = await createImagesForFiles(db, session, [...already, ...passed].sort((a, b) => a.position - b.position))
-  if (imageIds.length) await deps.queues.enqueueBulk('image-watermark', imageIds.map((imageId) => ({ imageId })))
+  const imageIds = await createImagesForFiles(
+    db,
+    session,
+    [...already, ...passed].sort((a, b) => a.position - b.position),
+  )
+  if (imageIds.length)
+    await deps.queues.enqueueBulk(
+      'image-watermark',
+      imageIds.map((imageId) => ({ imageId })),
+    )
   await settleSession(db, session.id)
   return { checked: toCheck.length, failed: toCheck.length - passed.length, images: imageIds.length }
 }
@@ -225,7 +265,10 @@ export async function makePublicCopy(
       return
     }
     await syncCatalogueEntry(tx, image.propertyId)
-    await recordEvent(tx, image.businessId, { type: 'image.ready', object: { id: image.id, property_id: image.propertyId, state: 'ready', url: ready.publicUrl } })
+    await recordEvent(tx, image.businessId, {
+      type: 'image.ready',
+      object: { id: image.id, property_id: image.propertyId, state: 'ready', url: ready.publicUrl },
+    })
   })
   if (orphaned.length) {
     await queueDeletions(deps, orphaned)
@@ -235,7 +278,12 @@ export async function makePublicCopy(
 }
 
 /** The image fails, and the catalogue row loses it (the primary role may move) in the same transaction. */
-async function failImage(database: Database, image: Pick<ImageToProcess, 'id' | 'uploadFileId' | 'propertyId' | 'businessId'>, reason: string, options: { exhausted?: boolean } = {}): Promise<void> {
+async function failImage(
+  database: Database,
+  image: Pick<ImageToProcess, 'id' | 'uploadFileId' | 'propertyId' | 'businessId'>,
+  reason: string,
+  options: { exhausted?: boolean } = {},
+): Promise<void> {
   await database.db.transaction(async (tx) => {
     if (!(await markImageFailed(tx, image, reason, options))) return
     await syncCatalogueEntry(tx, image.propertyId)
@@ -294,7 +342,10 @@ const STUCK_BATCH = 500
  * again; one whose job failed for good while its data stayed processing (the worker could not
  * record the exhaustion) is failed now, kept for a retry.
  */
-export async function recoverMediaJobs(deps: Pick<Services, 'database' | 'queues' | 'logger'>, options: { olderThanMs?: number } = {}): Promise<{ requeued: number; failed: number }> {
+export async function recoverMediaJobs(
+  deps: Pick<Services, 'database' | 'queues' | 'logger'>,
+  options: { olderThanMs?: number } = {},
+): Promise<{ requeued: number; failed: number }> {
   const stuck = await stuckMediaWork(deps.database.db, options.olderThanMs ?? STUCK_AFTER_MS, STUCK_BATCH)
   let requeued = 0
   let failed = 0
@@ -333,12 +384,14 @@ export async function sweepUploads(deps: Pick<Services, 'database' | 'storage'>)
     const batch = await originalsToPurge(db)
     if (batch.length === 0) break
     const done: string[] = []
-    await Promise.all(batch.map(async (f) => {
-      try {
-        await deps.storage.delete('private', f.originalKey)
-        done.push(f.fileId)
-      } catch {}
-    }))
+    await Promise.all(
+      batch.map(async (f) => {
+        try {
+          await deps.storage.delete('private', f.originalKey)
+          done.push(f.fileId)
+        } catch {}
+      }),
+    )
     await markPurged(db, done)
     purged += done.length
     if (done.length < batch.length) break // storage trouble: try again next run

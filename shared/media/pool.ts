@@ -40,7 +40,7 @@ export class ImagePool {
   /** The transform of `transformImage`, in a thread. The input buffer is transferred (emptied). */
   run(input: Uint8Array, options: { maxPixels: number; watermark: WatermarkSpec | null }): Promise<TransformResult> {
     if (this.closed) return Promise.reject(new Error('image pool is closed'))
-    const buffer = input.byteOffset === 0 && input.byteLength === input.buffer.byteLength ? input.buffer as ArrayBuffer : input.slice().buffer
+    const buffer = input.byteOffset === 0 && input.byteLength === input.buffer.byteLength ? (input.buffer as ArrayBuffer) : input.slice().buffer
     return new Promise((resolve, reject) => {
       this.waiting.push({ request: { id: this.nextId++, input: buffer, ...options }, resolve, reject })
       this.dispatch()

@@ -15,7 +15,9 @@ export const UploadParams = t.Object({
   property_id: idParam('property_id').properties.property_id,
   // No maxLength: contract §8 makes every id that is not an upload of this property a 404, and a
   // length keyword would answer 422; the server's limit on the request line and headers bounds it.
-  upload_id: t.String({ description: 'Upload session id returned by `createImageUpload` (a UUID). An unknown or malformed id, whatever its length, is a 404.' }),
+  upload_id: t.String({
+    description: 'Upload session id returned by `createImageUpload` (a UUID). An unknown or malformed id, whatever its length, is a 404.',
+  }),
 })
 
 const Uuid = (description: string) => T.String({ format: 'uuid', description })
@@ -30,8 +32,18 @@ export const ImageUploadFileInput = T.Object(
 )
 
 export const CreateImageUploadRequest = T.Object(
-  { files: T.Array(ImageUploadFileInput, { minItems: 1, maxItems: MAX_FILES_PER_UPLOAD, description: 'Files in the order they should appear after the property’s existing images.' }) },
-  { additionalProperties: false, title: 'CreateImageUploadRequest', examples: [{ files: [{ filename: 'salon.jpg', content_type: 'image/jpeg', size: 2457600 }] }] },
+  {
+    files: T.Array(ImageUploadFileInput, {
+      minItems: 1,
+      maxItems: MAX_FILES_PER_UPLOAD,
+      description: 'Files in the order they should appear after the property’s existing images.',
+    }),
+  },
+  {
+    additionalProperties: false,
+    title: 'CreateImageUploadRequest',
+    examples: [{ files: [{ filename: 'salon.jpg', content_type: 'image/jpeg', size: 2457600 }] }],
+  },
 )
 
 export const UploadTarget = T.Object(
@@ -53,12 +65,16 @@ export const CreateImageUploadResponse = T.Object(
   },
   {
     title: 'CreateImageUploadResponse',
-    examples: [{
-      status: 'ok',
-      upload_id: '0b6c2a52-3f0e-4a55-9a0e-7d6f1f0c9b11',
-      expires_at: '2026-01-01T12:15:00.000Z',
-      files: [{ file_id: '5d3c4d2e-61c2-4b8e-9b0b-1f3e2a9c7d10', method: 'PUT', url: 'https://uploads.example.com/…', headers: { 'content-type': 'image/jpeg' } }],
-    }],
+    examples: [
+      {
+        status: 'ok',
+        upload_id: '0b6c2a52-3f0e-4a55-9a0e-7d6f1f0c9b11',
+        expires_at: '2026-01-01T12:15:00.000Z',
+        files: [
+          { file_id: '5d3c4d2e-61c2-4b8e-9b0b-1f3e2a9c7d10', method: 'PUT', url: 'https://uploads.example.com/…', headers: { 'content-type': 'image/jpeg' } },
+        ],
+      },
+    ],
   },
 )
 
@@ -69,7 +85,9 @@ export const CompleteImageUploadResponse = T.Object(
   {
     status: T.Literal('ok'),
     upload_id: Uuid('Upload session id.'),
-    state: literalUnion(['processing', 'completed', 'failed'] as const, { description: '`processing` once queued; a repeated call answers the current state.' }),
+    state: literalUnion(['processing', 'completed', 'failed'] as const, {
+      description: '`processing` once queued; a repeated call answers the current state.',
+    }),
   },
   { title: 'CompleteImageUploadResponse', examples: [{ status: 'ok', upload_id: '0b6c2a52-3f0e-4a55-9a0e-7d6f1f0c9b11', state: 'processing' }] },
 )
@@ -79,7 +97,13 @@ export const UploadFileStatus = T.Object(
     file_id: Uuid('Id of the file within the upload.'),
     state: literalUnion(FILE_STATES, { description: '`ready`: the public copy is in the property’s `images[]`; `failed`: see `error`.' }),
     image_id: T.Optional(Uuid('When ready: the `id` of the image in the property’s `images[]`.')),
-    error: T.Optional(T.String({ description: 'When failed: why (not uploaded, larger than declared, not a JPEG/PNG/WebP image, too many pixels, undecodable; or processing kept failing, kept for an operator to retry).' })),
+    error: T.Optional(
+      T.String({
+        description:
+          'When failed: why (not uploaded, larger than declared, not a JPEG/PNG/WebP image, too ' +
+          'many pixels, undecodable; or processing kept failing, kept for an operator to retry).',
+      }),
+    ),
   },
   { title: 'UploadFileStatus' },
 )
@@ -89,25 +113,30 @@ export const ImageUploadStatusResponse = T.Object(
     status: T.Literal('ok'),
     data: T.Object({
       upload_id: Uuid('Upload session id.'),
-      state: literalUnion(SESSION_STATES, { description: '`completed` once every file is ready or failed and at least one is ready; `failed` when all failed; `expired` when never completed in time.' }),
+      state: literalUnion(SESSION_STATES, {
+        description:
+          '`completed` once every file is ready or failed and at least one is ready; `failed` when all failed; `expired` when never completed in time.',
+      }),
       files: T.Array(UploadFileStatus),
     }),
     authenticated_as: T.String({ description: 'Name of the business owning the key.' }),
   },
   {
     title: 'ImageUploadStatusResponse',
-    examples: [{
-      status: 'ok',
-      data: {
-        upload_id: '0b6c2a52-3f0e-4a55-9a0e-7d6f1f0c9b11',
-        state: 'completed',
-        files: [
-          { file_id: '5d3c4d2e-61c2-4b8e-9b0b-1f3e2a9c7d10', state: 'ready', image_id: '9a1f7f0e-2c1b-4d0a-8f55-0e4b8f1a2c33' },
-          { file_id: '7e2a1c3b-0d4f-4e5a-8b6c-9d0e1f2a3b4c', state: 'failed', error: 'The file is not a JPEG, PNG or WebP image' },
-        ],
+    examples: [
+      {
+        status: 'ok',
+        data: {
+          upload_id: '0b6c2a52-3f0e-4a55-9a0e-7d6f1f0c9b11',
+          state: 'completed',
+          files: [
+            { file_id: '5d3c4d2e-61c2-4b8e-9b0b-1f3e2a9c7d10', state: 'ready', image_id: '9a1f7f0e-2c1b-4d0a-8f55-0e4b8f1a2c33' },
+            { file_id: '7e2a1c3b-0d4f-4e5a-8b6c-9d0e1f2a3b4c', state: 'failed', error: 'The file is not a JPEG, PNG or WebP image' },
+          ],
+        },
+        authenticated_as: 'Inmobiliaria Sol',
       },
-      authenticated_as: 'Inmobiliaria Sol',
-    }],
+    ],
   },
 )
 
@@ -143,7 +172,10 @@ export const Image = T.Object(
     id: Uuid('Image id; the same `id` as in the public `images[]`.'),
     state: literalUnion(IMAGE_STATES, { description: '`processing` until its public copy is made; `failed`: see `error`.' }),
     url: Nullable(T.String({ format: 'uri', description: 'Public copy under CDN_URL once ready.' })),
-    order: T.Integer({ minimum: 0, description: 'Display order 1..n over the images that are not failed (the first is the cover); 0 for failed ones, listed last.' }),
+    order: T.Integer({
+      minimum: 0,
+      description: 'Display order 1..n over the images that are not failed (the first is the cover); 0 for failed ones, listed last.',
+    }),
     is_primary: T.Boolean({ description: 'The cover: always order 1.' }),
     title: T.String({ description: 'Shown in the public `images[]`; empty by default.' }),
     watermarked: T.Boolean({ description: 'Whether the public copy carries the business’s watermark (false for imports with `watermark: false`).' }),
@@ -153,20 +185,40 @@ export const Image = T.Object(
   },
   {
     title: 'Image',
-    examples: [{ id: '9a1f7f0e-2c1b-4d0a-8f55-0e4b8f1a2c33', state: 'ready', url: 'https://cdn.example.com/images/4f0c1e8a9b2d4c6e8f0a1b2c3d4e5f60.jpg', order: 1, is_primary: true, title: 'Salón', watermarked: true, width: 1920, height: 1280 }],
+    examples: [
+      {
+        id: '9a1f7f0e-2c1b-4d0a-8f55-0e4b8f1a2c33',
+        state: 'ready',
+        url: 'https://cdn.example.com/images/4f0c1e8a9b2d4c6e8f0a1b2c3d4e5f60.jpg',
+        order: 1,
+        is_primary: true,
+        title: 'Salón',
+        watermarked: true,
+        width: 1920,
+        height: 1280,
+      },
+    ],
   },
 )
 export type ImageView = Static<typeof Image>
 
 export const ImageListResponse = T.Object(
-  { status: T.Literal('ok'), data: T.Array(Image, { description: 'In display order; failed images last.' }), authenticated_as: T.String({ description: 'Name of the business owning the key.' }) },
+  {
+    status: T.Literal('ok'),
+    data: T.Array(Image, { description: 'In display order; failed images last.' }),
+    authenticated_as: T.String({ description: 'Name of the business owning the key.' }),
+  },
   { title: 'ImageListResponse' },
 )
 
 export const ImageUpdateRequest = T.Object(
   {
     title: T.Optional(MediaTitle('Shown with the image in the public `images[]`.')),
-    is_primary: T.Optional(T.Literal(true, { description: '`true` makes this image the cover: it moves to order 1 and the others shift down. `false` is refused: choose the new cover instead.' })),
+    is_primary: T.Optional(
+      T.Literal(true, {
+        description: '`true` makes this image the cover: it moves to order 1 and the others shift down. `false` is refused: choose the new cover instead.',
+      }),
+    ),
   },
   { additionalProperties: false, title: 'ImageUpdateRequest', examples: [{ title: 'Salón con vistas', is_primary: true }] },
 )
@@ -179,7 +231,11 @@ export const ImageOrderRequest = T.Object(
       description: `Every image of the property that is not failed, each once, in the new order; the first becomes the cover. At most ${MAX_MEDIA_ITEMS}.`,
     }),
   },
-  { additionalProperties: false, title: 'ImageOrderRequest', examples: [{ image_ids: ['9a1f7f0e-2c1b-4d0a-8f55-0e4b8f1a2c33', '5d3c4d2e-61c2-4b8e-9b0b-1f3e2a9c7d10'] }] },
+  {
+    additionalProperties: false,
+    title: 'ImageOrderRequest',
+    examples: [{ image_ids: ['9a1f7f0e-2c1b-4d0a-8f55-0e4b8f1a2c33', '5d3c4d2e-61c2-4b8e-9b0b-1f3e2a9c7d10'] }],
+  },
 )
 
 /** The answer of a change to one image or video: its id. */
@@ -192,19 +248,39 @@ export const MediaIdResponse = T.Object(
 
 export const ImageImportItem = T.Object(
   {
-    url: T.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: MAX_MEDIA_URL, description: `http(s) URL of the photo, fetched by the service (30 s, 25 MiB, 5 redirects). At most ${MAX_MEDIA_URL} characters.` }),
+    url: T.String({
+      format: 'uri',
+      pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
+      maxLength: MAX_MEDIA_URL,
+      description: `http(s) URL of the photo, fetched by the service (30 s, 25 MiB, 5 redirects). At most ${MAX_MEDIA_URL} characters.`,
+    }),
     title: T.Optional(MediaTitle('Title of the image.')),
-    watermark: T.Optional(T.Boolean({ default: true, description: '`false`: the public copy is left unmarked (migrated legacy photos); shown as `watermarked`.' })),
+    watermark: T.Optional(
+      T.Boolean({ default: true, description: '`false`: the public copy is left unmarked (migrated legacy photos); shown as `watermarked`.' }),
+    ),
   },
   { additionalProperties: false, title: 'ImageImportItem' },
 )
 
 export const ImageImportRequest = T.Object(
-  { images: T.Array(ImageImportItem, { minItems: 1, maxItems: MAX_FILES_PER_UPLOAD, description: 'Photos in the order they should appear after the property’s existing images.' }) },
+  {
+    images: T.Array(ImageImportItem, {
+      minItems: 1,
+      maxItems: MAX_FILES_PER_UPLOAD,
+      description: 'Photos in the order they should appear after the property’s existing images.',
+    }),
+  },
   {
     additionalProperties: false,
     title: 'ImageImportRequest',
-    examples: [{ images: [{ url: 'https://crm.example.com/photos/1234/salon.jpg', title: 'Salón' }, { url: 'https://crm.example.com/photos/1234/fachada.jpg', watermark: false }] }],
+    examples: [
+      {
+        images: [
+          { url: 'https://crm.example.com/photos/1234/salon.jpg', title: 'Salón' },
+          { url: 'https://crm.example.com/photos/1234/fachada.jpg', watermark: false },
+        ],
+      },
+    ],
   },
 )
 export type ImageImport = Static<typeof ImageImportRequest>
@@ -233,7 +309,9 @@ export const VideoLinkRequest = T.Object(
       format: 'uri',
       pattern: '^[Hh][Tt][Tt][Pp][Ss]://',
       maxLength: MAX_MEDIA_URL,
-      description: 'https URL of a YouTube video (`watch?v=`, `youtu.be/`, `shorts/`), a Vimeo video (`vimeo.com/<id>`) or a Matterport tour (`my.matterport.com/show/?m=<id>`). Never fetched; any other URL is a 422.',
+      description:
+        'https URL of a YouTube video (`watch?v=`, `youtu.be/`, `shorts/`), a Vimeo video (`vimeo.com/<id>`) ' +
+        'or a Matterport tour (`my.matterport.com/show/?m=<id>`). Never fetched; any other URL is a 422.',
     }),
     title: T.Optional(MediaTitle('Title of the video.')),
   },
@@ -248,7 +326,11 @@ export const VideoUploadRequest = T.Object(
     size: T.Integer({ minimum: 1, maximum: MAX_VIDEO_BYTES, description: 'Size in bytes (at most 2 GiB); the upload may not be larger.' }),
     title: T.Optional(MediaTitle('Title of the video.')),
   },
-  { additionalProperties: false, title: 'VideoUploadRequest', examples: [{ filename: 'recorrido.mp4', content_type: 'video/mp4', size: 48_000_000, title: 'Recorrido' }] },
+  {
+    additionalProperties: false,
+    title: 'VideoUploadRequest',
+    examples: [{ filename: 'recorrido.mp4', content_type: 'video/mp4', size: 48_000_000, title: 'Recorrido' }],
+  },
 )
 export type VideoUpload = Static<typeof VideoUploadRequest>
 
@@ -268,11 +350,13 @@ export const VideoUploadResponse = T.Object(
   },
   {
     title: 'VideoUploadResponse',
-    examples: [{
-      status: 'ok',
-      video_id: '3f2b1c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
-      upload: { method: 'PUT', url: 'https://uploads.example.com/…', headers: { 'content-type': 'video/mp4' }, expires_at: '2026-01-01T12:15:00.000Z' },
-    }],
+    examples: [
+      {
+        status: 'ok',
+        video_id: '3f2b1c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
+        upload: { method: 'PUT', url: 'https://uploads.example.com/…', headers: { 'content-type': 'video/mp4' }, expires_at: '2026-01-01T12:15:00.000Z' },
+      },
+    ],
   },
 )
 export type CreatedVideoUpload = Static<typeof VideoUploadResponse>
@@ -296,20 +380,37 @@ export const Video = T.Object(
     order: T.Integer({ minimum: 0, description: 'Display order 1..n over the videos that are not failed; 0 for failed ones, listed last.' }),
     url: T.Optional(T.String({ format: 'uri', description: 'Link: the provider’s page. Upload, once ready: the MP4 (H.264/AAC, long edge ≤ 1280 px).' })),
     hls_url: T.Optional(T.String({ format: 'uri', description: 'Upload, once ready: the HLS playlist (segments ≤ 6 s).' })),
-    thumbnail_url: T.Optional(T.String({ format: 'uri', description: 'Upload, once ready: a JPEG poster. Link: the provider’s thumbnail where derivable (YouTube).' })),
+    thumbnail_url: T.Optional(
+      T.String({ format: 'uri', description: 'Upload, once ready: a JPEG poster. Link: the provider’s thumbnail where derivable (YouTube).' }),
+    ),
     embed_url: T.Optional(T.String({ format: 'uri', description: 'Link: the provider’s embed URL (for an iframe).' })),
     duration_s: T.Optional(T.Number({ minimum: 0, description: 'Upload, once ready: length in seconds.' })),
     error: T.Optional(T.String({ description: 'When failed: why.' })),
   },
   {
     title: 'Video',
-    examples: [{ id: '3f2b1c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d', source: 'link', state: 'ready', title: 'Recorrido', order: 1, url: 'https://www.youtube.com/watch?v=dQw4w9WgXcQ', embed_url: 'https://www.youtube.com/embed/dQw4w9WgXcQ', thumbnail_url: 'https://i.ytimg.com/vi/dQw4w9WgXcQ/hqdefault.jpg' }],
+    examples: [
+      {
+        id: '3f2b1c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
+        source: 'link',
+        state: 'ready',
+        title: 'Recorrido',
+        order: 1,
+        url: 'https://www.youtube.com/watch?v=dQw4w9WgXcQ',
+        embed_url: 'https://www.youtube.com/embed/dQw4w9WgXcQ',
+        thumbnail_url: 'https://i.ytimg.com/vi/dQw4w9WgXcQ/hqdefault.jpg',
+      },
+    ],
   },
 )
 export type VideoView = Static<typeof Video>
 
 export const VideoListResponse = T.Object(
-  { status: T.Literal('ok'), data: T.Array(Video, { description: 'In display order; failed videos last.' }), authenticated_as: T.String({ description: 'Name of the business owning the key.' }) },
+  {
+    status: T.Literal('ok'),
+    data: T.Array(Video, { description: 'In display order; failed videos last.' }),
+    authenticated_as: T.String({ description: 'Name of the business owning the key.' }),
+  },
   { title: 'VideoListResponse' },
 )
 

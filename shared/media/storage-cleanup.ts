@@ -7,7 +7,13 @@
  */
 import type { Db } from '../../db/client'
 import {
-  deleteDeletion, deletionsOlderThan, insertDeletions, lockDeletion, recordDeletionFailure, type DeletionArea, type DeletionKind,
+  deleteDeletion,
+  deletionsOlderThan,
+  insertDeletions,
+  lockDeletion,
+  recordDeletionFailure,
+  type DeletionArea,
+  type DeletionKind,
 } from '../../db/queries/storage-deletions'
 import { JOBS, type JobDataHooks } from '../platform/jobs'
 import type { Services } from '../platform/services'
@@ -30,7 +36,10 @@ export interface ScheduledDeletion {
 /** Writes the deletions in the caller's transaction (the one that stops referencing the objects). */
 export async function scheduleDeletions(tx: Db, deletions: Deletion[]): Promise<ScheduledDeletion[]> {
   const unique = [...new Map(deletions.map((d) => [`${d.area}:${d.kind ?? 'object'}:${d.key}`, d])).values()]
-  const ids = await insertDeletions(tx, unique.map((d) => ({ area: d.area, key: d.key, kind: d.kind })))
+  const ids = await insertDeletions(
+    tx,
+    unique.map((d) => ({ area: d.area, key: d.key, kind: d.kind })),
+  )
   return ids.map((id, i) => ({ id, notBefore: unique[i].notBefore ?? null }))
 }
 
@@ -91,7 +100,10 @@ const SWEEP_BATCH = 1000
  * new one, since a deletion is retried until done (contract §9.1). Rows whose job is still live
  * (waiting, delayed, active) are left to it.
  */
-export async function sweepStorageDeletions(deps: Pick<Services, 'database' | 'queues' | 'logger'>, options: { olderThanMs?: number } = {}): Promise<{ requeued: number }> {
+export async function sweepStorageDeletions(
+  deps: Pick<Services, 'database' | 'queues' | 'logger'>,
+  options: { olderThanMs?: number } = {},
+): Promise<{ requeued: number }> {
   const ids = await deletionsOlderThan(deps.database.db, options.olderThanMs ?? LEFTOVER_AFTER_MS, SWEEP_BATCH)
   if (ids.length === 0) return { requeued: 0 }
   const def = JOBS['storage-cleanup']
@@ -101,7 +113,11 @@ export async function sweepStorageDeletions(deps: Pick<Services, 'database' | 'q
   for (let i = 0; i < ids.length; i++) {
     const state = presence.get(jobIds[i])
     if (state === 'live') continue
-    if (state === 'failed') await deps.queues.get(def.queue).remove(jobIds[i]).catch(() => {})
+    if (state === 'failed')
+      await deps.queues
+        .get(def.queue)
+        .remove(jobIds[i])
+        .catch(() => {})
     await deps.queues.enqueue('storage-cleanup', { deletionId: ids[i] })
     requeued++
   }

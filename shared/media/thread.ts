@@ -21,9 +21,10 @@ self.onmessage = async (event: MessageEvent<ThreadRequest>) => {
     self.postMessage(response, [response.output])
     return
   } catch (error) {
-    response = error instanceof ImageRejectedError
-      ? { id, ok: false, rejected: true, message: error.message }
-      : { id, ok: false, rejected: false, message: (error as Error)?.message ?? String(error) }
+    response =
+      error instanceof ImageRejectedError
+        ? { id, ok: false, rejected: true, message: error.message }
+        : { id, ok: false, rejected: false, message: (error as Error)?.message ?? String(error) }
   }
   self.postMessage(response)
 }

@@ -84,7 +84,10 @@ async function runTool(cmd: string[], timeoutMs: number, options: { stdout?: boo
 /** ffmpeg or ffprobe failed for a reason that is not the file's (killed, timed out, missing): retried. */
 export class ToolError extends Error {
   override name = 'ToolError'
-  constructor(readonly tool: string, readonly result: Pick<RunResult, 'code' | 'signal' | 'timedOut' | 'stderr'>) {
+  constructor(
+    readonly tool: string,
+    readonly result: Pick<RunResult, 'code' | 'signal' | 'timedOut' | 'stderr'>,
+  ) {
     const how = result.timedOut ? 'timed out' : result.signal ? `was killed (${result.signal})` : `exited with ${result.code}`
     super(`${tool} ${how}: ${result.stderr.trim().split('\n').slice(-3).join(' | ')}`)
   }
@@ -108,7 +111,11 @@ const PROBE_TIMEOUT_MS = 30_000
 
 /** ffprobe's view of the file, or VideoRejectedError saying why it is not a usable video. */
 export async function probeVideo(path: string): Promise<ProbeResult> {
-  const result = await runTool(['ffprobe', '-v', 'error', '-hide_banner', ...SAFE_INPUT, '-print_format', 'json', '-show_format', '-show_streams', path], PROBE_TIMEOUT_MS, { stdout: true })
+  const result = await runTool(
+    ['ffprobe', '-v', 'error', '-hide_banner', ...SAFE_INPUT, '-print_format', 'json', '-show_format', '-show_streams', path],
+    PROBE_TIMEOUT_MS,
+    { stdout: true },
+  )
   if (result.timedOut || result.signal) throw new ToolError('ffprobe', result)
   if (result.code !== 0) throw new VideoRejectedError('The file is not a readable MP4, QuickTime or WebM video')
   let parsed: FfprobeOutput
@@ -147,8 +154,7 @@ export function checkProbe(probe: FfprobeOutput): ProbeResult {
 const formatDuration = (s: number) => `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`
 
 /** The long edge scaled to at most OUTPUT_LONG_EDGE, never enlarged, both sides even (H.264 4:2:0). */
-const SCALE =
-  `scale=w='if(gte(iw,ih),trunc(min(${OUTPUT_LONG_EDGE},iw)/2)*2,-2)':h='if(gte(iw,ih),-2,trunc(min(${OUTPUT_LONG_EDGE},ih)/2)*2)',setsar=1`
+const SCALE = `scale=w='if(gte(iw,ih),trunc(min(${OUTPUT_LONG_EDGE},iw)/2)*2,-2)':h='if(gte(iw,ih),-2,trunc(min(${OUTPUT_LONG_EDGE},ih)/2)*2)',setsar=1`
 
 /**
  * The encode's arguments: one H.264/AAC encode, written as MP4 and HLS by the tee muxer. The
@@ -158,25 +164,76 @@ export function transcodeArgs(input: string, outDir: string, probe: Pick<ProbeRe
   const audio = probe.audioStream === null ? ['-an'] : ['-map', `0:${probe.audioStream}`, '-c:a', 'aac', '-b:a', '128k', '-ac', '2']
   // A container that does not say how long it is: stop just past the limit (checked after).
   const cap = probe.durationS === null ? ['-t', String(MAX_DURATION_S + 1)] : []
-  const hls = ['f=hls', `hls_time=${HLS_SEGMENT_S}`, 'hls_playlist_type=vod', 'hls_segment_type=mpegts', `hls_segment_filename=${outDir}/${RENDITION.segmentPattern}`]
+  const hls = [
+    'f=hls',
+    `hls_time=${HLS_SEGMENT_S}`,
+    'hls_playlist_type=vod',
+    'hls_segment_type=mpegts',
+    `hls_segment_filename=${outDir}/${RENDITION.segmentPattern}`,
+  ]
   const tee = [`[f=mp4:movflags=+faststart]${outDir}/${RENDITION.mp4}`, `[${hls.join(':')}]${outDir}/${RENDITION.playlist}`].join('|')
   return [
-    'ffmpeg', '-nostdin', '-hide_banner', '-v', 'error', '-y',
-    ...SAFE_INPUT, '-i', input,
+    'ffmpeg',
+    '-nostdin',
+    '-hide_banner',
+    '-v',
+    'error',
+    '-y',
+    ...SAFE_INPUT,
+    '-i',
+    input,
     ...cap,
-    '-map', `0:${probe.videoStream}`, ...audio,
+    '-map',
+    `0:${probe.videoStream}`,
+    ...audio,
     // No metadata (title, location, device, dates) and no chapters reach the public files.
-    '-map_metadata', '-1', '-map_chapters', '-1', '-sn', '-dn',
-    '-vf', SCALE,
-    '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-profile:v', 'high', '-pix_fmt', 'yuv420p',
-    '-force_key_frames', `expr:gte(t,n_forced*${KEYFRAME_EVERY_S})`,
-    '-f', 'tee', tee,
+    '-map_metadata',
+    '-1',
+    '-map_chapters',
+    '-1',
+    '-sn',
+    '-dn',
+    '-vf',
+    SCALE,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-crf',
+    '23',
+    '-profile:v',
+    'high',
+    '-pix_fmt',
+    'yuv420p',
+    '-force_key_frames',
+    `expr:gte(t,n_forced*${KEYFRAME_EVERY_S})`,
+    '-f',
+    'tee',
+    tee,
   ]
 }
 
 /** The poster: one frame of the MP4, as JPEG, without metadata. */
 export function posterArgs(mp4: string, poster: string, atS: number): string[] {
-  return ['ffmpeg', '-nostdin', '-hide_banner', '-v', 'error', '-y', '-ss', atS.toFixed(2), '-i', mp4, '-frames:v', '1', '-map_metadata', '-1', '-q:v', '3', poster]
+  return [
+    'ffmpeg',
+    '-nostdin',
+    '-hide_banner',
+    '-v',
+    'error',
+    '-y',
+    '-ss',
+    atS.toFixed(2),
+    '-i',
+    mp4,
+    '-frames:v',
+    '1',
+    '-map_metadata',
+    '-1',
+    '-q:v',
+    '3',
+    poster,
+  ]
 }
 
 /** Bound of the encode: generous for slow machines, but never a hung worker. */

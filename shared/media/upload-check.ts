@@ -16,7 +16,8 @@ export async function checkUploadedFile(
   const info = await deps.storage.head('private', file.originalKey)
   if (!info) return { ok: false, reason: 'The file was not uploaded', deleteObject: false }
   if (info.size === 0) return { ok: false, reason: 'The file is empty', deleteObject: true }
-  if (info.size > file.declaredSize) return { ok: false, reason: `The file is larger than its declared size (${info.size} > ${file.declaredSize} bytes)`, deleteObject: true }
+  if (info.size > file.declaredSize)
+    return { ok: false, reason: `The file is larger than its declared size (${info.size} > ${file.declaredSize} bytes)`, deleteObject: true }
   const head = await deps.storage.getHead('private', file.originalKey, SNIFF_BYTES)
   if (!head) return { ok: false, reason: 'The file was not uploaded', deleteObject: false }
   const sniffed = sniffImage(head)
@@ -28,7 +29,11 @@ export async function checkUploadedFile(
   if (sniffed.width !== undefined && sniffed.height !== undefined) {
     if (sniffed.width === 0 || sniffed.height === 0) return { ok: false, reason: 'The image has no pixels', deleteObject: true }
     if (sniffed.width * sniffed.height > deps.config.imageMaxPixels) {
-      return { ok: false, reason: `The image is ${sniffed.width}×${sniffed.height} pixels; the limit is ${deps.config.imageMaxPixels} pixels`, deleteObject: true }
+      return {
+        ok: false,
+        reason: `The image is ${sniffed.width}×${sniffed.height} pixels; the limit is ${deps.config.imageMaxPixels} pixels`,
+        deleteObject: true,
+      }
     }
   }
   return { ok: true }

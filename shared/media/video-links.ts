@@ -60,7 +60,12 @@ export function recogniseVideoLink(text: string): RecognisedLink | null {
     if (segments.length !== 1 || segments[0] !== 'show') return null
     const id = url.searchParams.get('m')
     if (!id || !MATTERPORT_ID.test(id)) return null
-    return { provider: 'matterport', url: `https://my.matterport.com/show/?m=${id}`, embedUrl: `https://my.matterport.com/show/?m=${id}&play=1`, thumbnailUrl: null }
+    return {
+      provider: 'matterport',
+      url: `https://my.matterport.com/show/?m=${id}`,
+      embedUrl: `https://my.matterport.com/show/?m=${id}&play=1`,
+      thumbnailUrl: null,
+    }
   }
   return null
 }

@@ -12,8 +12,24 @@ import type { Job } from 'bullmq'
 import type { Database, Db } from '../../db/client'
 import { deleteDeletion } from '../../db/queries/storage-deletions'
 import {
-  applyVideoOrder, deleteVideoRow, expiredPendingVideos, findVideo, insertLinkVideo, insertUploadVideo, listVideos, loadVideo, lockPropertyRow, markVideoFailed, markVideoReady,
-  processingVideosBefore, releaseOriginal, reopenVideo, revertVideoProcessing, setVideoTitle, startVideoProcessing, type PropertyVideoRow,
+  applyVideoOrder,
+  deleteVideoRow,
+  expiredPendingVideos,
+  findVideo,
+  insertLinkVideo,
+  insertUploadVideo,
+  listVideos,
+  loadVideo,
+  lockPropertyRow,
+  markVideoFailed,
+  markVideoReady,
+  processingVideosBefore,
+  releaseOriginal,
+  reopenVideo,
+  revertVideoProcessing,
+  setVideoTitle,
+  startVideoProcessing,
+  type PropertyVideoRow,
 } from '../../db/queries/videos'
 import { recordEvent } from '../events/record'
 import { syncCatalogueEntry } from '../listings/catalogue-rebuild'
@@ -82,8 +98,20 @@ export async function addVideoLink(tx: Db, request: { businessId: number; proper
   const property = await lockProperty(tx, request.businessId, request.propertyId)
   // After the property: a foreign or missing listing is a 404 whatever the body says.
   const link = recogniseVideoLink(request.body.url)
-  if (!link) throw fieldError(['body', 'url'], 'Not a recognised video link: a YouTube (watch?v=, youtu.be/, shorts/), Vimeo (vimeo.com/<id>) or Matterport (my.matterport.com/show/?m=<id>) https URL')
-  const id = await insertLinkVideo(tx, { businessId: request.businessId, propertyId: property.id, provider: link.provider, url: link.url, embedUrl: link.embedUrl, thumbnailUrl: link.thumbnailUrl, title: request.body.title ?? '' })
+  if (!link)
+    throw fieldError(
+      ['body', 'url'],
+      'Not a recognised video link: a YouTube (watch?v=, youtu.be/, shorts/), Vimeo (vimeo.com/<id>) or Matterport (my.matterport.com/show/?m=<id>) https URL',
+    )
+  const id = await insertLinkVideo(tx, {
+    businessId: request.businessId,
+    propertyId: property.id,
+    provider: link.provider,
+    url: link.url,
+    embedUrl: link.embedUrl,
+    thumbnailUrl: link.thumbnailUrl,
+    title: request.body.title ?? '',
+  })
   await mediaChanged(tx, property, { videos: await videosOfProperty(tx, property.id) })
   return { status: 'ok', id }
 }
@@ -111,7 +139,11 @@ export async function startVideoUpload(
     uploadExpiresAt: expiresAt,
   })
   const put = await deps.storage.presignPut(originalKey, { contentType: request.body.content_type, maxSize: request.body.size, expiresInSeconds: ttlSeconds })
-  return { status: 'ok', video_id: id, upload: { method: 'PUT', url: put.url, headers: { 'content-type': put.headers['content-type'] }, expires_at: expiresAt.toISOString() } }
+  return {
+    status: 'ok',
+    video_id: id,
+    upload: { method: 'PUT', url: put.url, headers: { 'content-type': put.headers['content-type'] }, expires_at: expiresAt.toISOString() },
+  }
 }
 
 /** A pending upload past its URL's deadline (with the same grace as images) can no longer be completed. */
@@ -146,7 +178,10 @@ export async function completeVideoUpload(deps: Pick<Services, 'database' | 'que
   }
   if (!moved && (await job.getState().catch(() => 'unknown')) === 'failed') {
     // The job failed for good without the worker recording it (PostgreSQL was down then).
-    const stored = await deps.queues.get(JOBS['video-transcode'].queue).getJob(JOBS['video-transcode'].jobId({ videoId: video.id })).catch(() => undefined)
+    const stored = await deps.queues
+      .get(JOBS['video-transcode'].queue)
+      .getJob(JOBS['video-transcode'].jobId({ videoId: video.id }))
+      .catch(() => undefined)
     await exhaustVideo(deps, video.id, stored?.attemptsMade ?? attemptsOfTranscode())
     const settled = await loadVideo(db, video.id)
     if (settled && settled.state !== 'processing' && settled.state !== 'pending') return answer(settled.state)
@@ -165,7 +200,12 @@ export async function updateVideo(deps: Pick<Services, 'database'>, ref: VideoRe
   return { status: 'ok', id: ref.videoId.toLowerCase() }
 }
 
-export async function reorderVideos(deps: Pick<Services, 'database'>, businessId: number, propertyId: number, videoIds: string[]): Promise<{ status: 'ok'; id: number }> {
+export async function reorderVideos(
+  deps: Pick<Services, 'database'>,
+  businessId: number,
+  propertyId: number,
+  videoIds: string[],
+): Promise<{ status: 'ok'; id: number }> {
   const wanted = videoIds.map((id) => id.toLowerCase())
   await deps.database.db.transaction(async (tx) => {
     const property = await lockProperty(tx, businessId, propertyId)
@@ -216,7 +256,12 @@ function videoEventObject(video: Pick<PropertyVideoRow, 'id' | 'propertyId'>, fi
  * The video fails with `reason` and records `video.failed`, in one transaction. Its original is
  * handed to the cleanup, unless `keepOriginal` (its job gave up, not the file: kept for a retry).
  */
-async function failVideo(deps: Pick<Services, 'database' | 'queues' | 'logger'> | { database: Database }, videoId: string, reason: string, options: { keepOriginal?: boolean } = {}): Promise<boolean> {
+async function failVideo(
+  deps: Pick<Services, 'database' | 'queues' | 'logger'> | { database: Database },
+  videoId: string,
+  reason: string,
+  options: { keepOriginal?: boolean } = {},
+): Promise<boolean> {
   let scheduled: ScheduledDeletion[] = []
   const changed = await deps.database.db.transaction(async (tx) => {
     const video = await loadVideo(tx, videoId, { forUpdate: true })
@@ -287,7 +332,8 @@ export async function processVideoTranscode(deps: Pick<Services, 'database' | 's
     if (!(await deps.storage.getToFile('private', video.originalKey, input))) return reject('The file was not uploaded')
     const size = (await stat(input)).size
     if (size === 0) return reject('The file is empty')
-    if (video.declaredSize !== null && size > video.declaredSize) return reject(`The file is larger than its declared size (${size} > ${video.declaredSize} bytes)`)
+    if (video.declaredSize !== null && size > video.declaredSize)
+      return reject(`The file is larger than its declared size (${size} > ${video.declaredSize} bytes)`)
     const out = join(work, 'out')
     await mkdir(out)
     let rendition: Rendition
@@ -321,7 +367,12 @@ async function renditionFiles(dir: string): Promise<{ name: string; contentType:
 
 const UPLOAD_CONCURRENCY = 4
 
-async function publishRendition(deps: Pick<Services, 'database' | 'storage' | 'queues' | 'logger'>, video: PropertyVideoRow, dir: string, durationS: number): Promise<VideoProcessed> {
+async function publishRendition(
+  deps: Pick<Services, 'database' | 'storage' | 'queues' | 'logger'>,
+  video: PropertyVideoRow,
+  dir: string,
+  durationS: number,
+): Promise<VideoProcessed> {
   const { db } = deps.database
   const files = await renditionFiles(dir)
   const prefix = newVideoPrefix()
@@ -359,7 +410,8 @@ async function publishRendition(deps: Pick<Services, 'database' | 'storage' | 'q
     return 'ready'
   })
   await queueDeletions(deps, followUp)
-  if (outcome === 'reclaimed') throw new Error('the rendition was cleaned up before it could be recorded (its upload outlasted the storage sweep); transcoding again')
+  if (outcome === 'reclaimed')
+    throw new Error('the rendition was cleaned up before it could be recorded (its upload outlasted the storage sweep); transcoding again')
   if (outcome === 'gone') return { skipped: 'deleted' }
   return { ready: true, durationS, files: files.length }
 }
@@ -375,7 +427,10 @@ const SWEEP_BATCH = 500
  * videos processing without a live job are queued again, or failed (kept) when their job failed
  * for good unrecorded. Also removes the work directories of transcodes whose process died.
  */
-export async function sweepVideos(deps: Pick<Services, 'database' | 'queues' | 'logger'>, options: { olderThanMs?: number } = {}): Promise<{ expired: number; requeued: number; failed: number; workDirs: number }> {
+export async function sweepVideos(
+  deps: Pick<Services, 'database' | 'queues' | 'logger'>,
+  options: { olderThanMs?: number } = {},
+): Promise<{ expired: number; requeued: number; failed: number; workDirs: number }> {
   const { db } = deps.database
   let expired = 0
   for (const id of await expiredPendingVideos(db, new Date(Date.now() - COMPLETE_GRACE_MS), SWEEP_BATCH)) {
@@ -409,7 +464,10 @@ async function removeDeadWorkDirs(logger: Logger): Promise<number> {
   for (const name of await readdir(tmpdir()).catch(() => [] as string[])) {
     const pid = Number(name.startsWith(WORK_DIR_PREFIX) ? name.slice(WORK_DIR_PREFIX.length).split('-')[0] : NaN)
     if (!Number.isInteger(pid) || pid === process.pid || processAlive(pid)) continue
-    await rm(join(tmpdir(), name), { recursive: true, force: true }).then(() => removed++, (e: Error) => logger.warn('could not remove a transcode work directory', { dir: name, error: e.message }))
+    await rm(join(tmpdir(), name), { recursive: true, force: true }).then(
+      () => removed++,
+      (e: Error) => logger.warn('could not remove a transcode work directory', { dir: name, error: e.message }),
+    )
   }
   return removed
 }

@@ -25,13 +25,22 @@ const escapeMarkup = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;
 
 async function renderBase(spec: WatermarkSpec): Promise<Buffer> {
   if (spec.kind === 'image') {
-    return sharp(spec.data, { limitInputPixels: MAX_LOGO_EDGE * MAX_LOGO_EDGE }).ensureAlpha().resize({ width: MAX_LOGO_EDGE / 2, height: MAX_LOGO_EDGE / 2, fit: 'inside', withoutEnlargement: true }).png().toBuffer()
+    return sharp(spec.data, { limitInputPixels: MAX_LOGO_EDGE * MAX_LOGO_EDGE })
+      .ensureAlpha()
+      .resize({ width: MAX_LOGO_EDGE / 2, height: MAX_LOGO_EDGE / 2, fit: 'inside', withoutEnlargement: true })
+      .png()
+      .toBuffer()
   }
   const text = escapeMarkup(spec.text.trim() || ' ').slice(0, 200)
-  const label = await sharp({ text: { text: `<span foreground="#ffffff" fgalpha="85%">${text}</span>`, font: 'sans bold 64', rgba: true, dpi: 72 } }).png().toBuffer()
+  const label = await sharp({ text: { text: `<span foreground="#ffffff" fgalpha="85%">${text}</span>`, font: 'sans bold 64', rgba: true, dpi: 72 } })
+    .png()
+    .toBuffer()
   const meta = await sharp(label).metadata()
   const pad = Math.round((meta.height ?? 64) * 0.35)
-  return sharp(label).extend({ top: pad, bottom: pad, left: pad * 2, right: pad * 2, background: { r: 0, g: 0, b: 0, alpha: 0.35 } }).png().toBuffer()
+  return sharp(label)
+    .extend({ top: pad, bottom: pad, left: pad * 2, right: pad * 2, background: { r: 0, g: 0, b: 0, alpha: 0.35 } })
+    .png()
+    .toBuffer()
 }
 
 function base(spec: WatermarkSpec): Promise<Buffer> {
@@ -54,7 +63,10 @@ export async function watermarkOverlay(spec: WatermarkSpec, width: number, heigh
   const boxWidth = Math.floor(width * WIDTH_RATIO)
   const boxHeight = Math.floor(height * MAX_HEIGHT_RATIO)
   if (boxWidth < 8 || boxHeight < 4) return null
-  const { data, info } = await sharp(await base(spec)).resize({ width: boxWidth, height: boxHeight, fit: 'inside' }).png().toBuffer({ resolveWithObject: true })
+  const { data, info } = await sharp(await base(spec))
+    .resize({ width: boxWidth, height: boxHeight, fit: 'inside' })
+    .png()
+    .toBuffer({ resolveWithObject: true })
   const margin = Math.round(Math.min(width, height) * MARGIN_RATIO)
   return { data, left: Math.max(0, width - info.width - margin), top: Math.max(0, height - info.height - margin) }
 }

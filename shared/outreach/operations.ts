@@ -76,7 +76,10 @@ export async function deliverOutreach(deps: Pick<Services, 'config' | 'database'
     { statusCode, latencyMs, error },
     lastAttempt
       ? { state: 'failed' }
-      : { state: 'pending', nextAttemptAt: new Date(Date.now() + outreachBackoffMs(attemptsMade, deps.config.outreachBackoffBaseMs, deps.config.outreachBackoffMaxMs)) },
+      : {
+          state: 'pending',
+          nextAttemptAt: new Date(Date.now() + outreachBackoffMs(attemptsMade, deps.config.outreachBackoffBaseMs, deps.config.outreachBackoffMaxMs)),
+        },
   )
   return { outcome: 'attempt-failed', deliveryId, reason, lastAttempt }
 }
@@ -112,7 +115,10 @@ export async function sweepOutreachDeliveries(
   // Offsets over a ranking that requeued rows keep (they stay pending): a row that moves between
   // pages is at worst seen twice (harmless) or left to the next run.
   while (checked < maxPerRun) {
-    const rows = await queries.listDuePendingDeliveries(db, options.minAgeMs ?? SWEEP_MIN_AGE_MS, { limit: Math.min(pageSize, maxPerRun - checked), offset: checked })
+    const rows = await queries.listDuePendingDeliveries(db, options.minAgeMs ?? SWEEP_MIN_AGE_MS, {
+      limit: Math.min(pageSize, maxPerRun - checked),
+      offset: checked,
+    })
     if (rows.length === 0) break
     const jobIds = rows.map(({ id }) => JOBS.outreach.jobId({ deliveryId: id }))
     const presence = await deps.queues.presenceOf(JOBS.outreach.queue, jobIds)

@@ -14,11 +14,7 @@ export interface SendResult {
   latencyMs: number
 }
 
-export async function sendSigned(
-  url: string,
-  delivery: { deliveryId: string; secret: string; body: string },
-  timeoutMs: number,
-): Promise<SendResult> {
+export async function sendSigned(url: string, delivery: { deliveryId: string; secret: string; body: string }, timeoutMs: number): Promise<SendResult> {
   const timestamp = Math.floor(Date.now() / 1000)
   const started = performance.now()
   let statusCode: number | null = null

@@ -60,7 +60,10 @@ export const notFound = (what: string) => new AppError('not_found', `${what} not
  */
 export class ServiceUnavailableError extends Error {
   readonly code = 'SERVICE_UNAVAILABLE'
-  constructor(readonly service: 'PostgreSQL' | 'Redis', cause: unknown) {
+  constructor(
+    readonly service: 'PostgreSQL' | 'Redis',
+    cause: unknown,
+  ) {
     super(`${service} is unavailable`, { cause })
     this.name = 'ServiceUnavailableError'
   }

@@ -39,8 +39,7 @@ export class FetchError extends Error {
 /** A host name's addresses (IPv4 or IPv6 text). Injectable so tests can play a rebinding DNS. */
 export type ResolveHost = (host: string) => Promise<string[]>
 
-export const resolveWithSystem: ResolveHost = async (host) =>
-  (await lookup(host, { all: true, order: 'verbatim' })).map((a) => a.address)
+export const resolveWithSystem: ResolveHost = async (host) => (await lookup(host, { all: true, order: 'verbatim' })).map((a) => a.address)
 
 export interface GuardOptions {
   /** Hosts reached without the address check, compared with the URL's host as written. */
@@ -166,7 +165,8 @@ async function checkedAddresses(url: URL, options: GuardOptions, deadline: Abort
       const reason = refusedReason(address)
       // The resolved address stays out of the message: it may reach a customer (a delivery's
       // `error`) and would tell them what our name servers know about internal names.
-      if (reason !== null) throw new FetchError('url_not_allowed', url.href, isIP(literal) ? `${host} is ${reason}` : `${host} resolves to a non-public address (${reason})`)
+      if (reason !== null)
+        throw new FetchError('url_not_allowed', url.href, isIP(literal) ? `${host} is ${reason}` : `${host} resolves to a non-public address (${reason})`)
     }
   }
   return addresses

@@ -100,7 +100,11 @@ export function formToBody(pairs: FormPair[], schema: TSchema): Record<string, u
   for (const [name, values] of grouped) {
     const segments = name.split('.')
     if (segments.length > MAX_NAME_SEGMENTS || segments.some((s) => s === '')) {
-      throw invalid(['body', name], `Field name must be the body's path joined by dots, e.g. contact.name (at most ${MAX_NAME_SEGMENTS} parts, none empty)`, 'form_name')
+      throw invalid(
+        ['body', name],
+        `Field name must be the body's path joined by dots, e.g. contact.name (at most ${MAX_NAME_SEGMENTS} parts, none empty)`,
+        'form_name',
+      )
     }
     let target = body
     let slot: Slot = { schema, required: true }

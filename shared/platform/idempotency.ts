@@ -9,7 +9,13 @@
 import { createHash } from 'node:crypto'
 import { databaseOf, type Database, type Db } from '../../db/client'
 import {
-  claimIdempotencyKey, completeIdempotencyKey, deleteExpiredIdempotencyKeys, findIdempotencyKey, IDEMPOTENCY_CHANNEL, reclaimIdempotencyKey, releaseIdempotencyKey,
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  deleteExpiredIdempotencyKeys,
+  findIdempotencyKey,
+  IDEMPOTENCY_CHANNEL,
+  reclaimIdempotencyKey,
+  releaseIdempotencyKey,
 } from '../../db/queries/idempotency'
 import { AppError, ERROR_CODES, type ErrorCode } from './errors'
 import type { OperationId } from '../access/operations'
@@ -38,7 +44,9 @@ export function requestHash(body: unknown): string {
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
-  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`
 }
 
@@ -48,7 +56,10 @@ export function canonicalJson(value: unknown): string {
  * `Idempotent-Replayed: true`. Still an AppError of the stored code for anything that classifies it.
  */
 export class ReplayedRefusal extends AppError {
-  constructor(readonly responseStatus: number, readonly text: string) {
+  constructor(
+    readonly responseStatus: number,
+    readonly text: string,
+  ) {
     const stored = JSON.parse(text) as { code?: string; detail?: string }
     super(stored.code !== undefined && stored.code in ERROR_CODES ? (stored.code as ErrorCode) : 'conflict', stored.detail ?? 'Replayed answer')
     this.name = 'ReplayedRefusal'
@@ -63,7 +74,10 @@ export class ReplayedRefusal extends AppError {
  * stored, the claim is taken over after ABANDONED_AFTER_MS like that of a request that died.
  */
 export class ClaimedRefusal extends AppError {
-  constructor(readonly refusal: AppError, readonly storeAnswer: (status: number, text: string) => Promise<void>) {
+  constructor(
+    readonly refusal: AppError,
+    readonly storeAnswer: (status: number, text: string) => Promise<void>,
+  ) {
     super(refusal.code, refusal.detail, { errors: refusal.errors, extra: refusal.extra, cause: refusal })
     this.name = 'ClaimedRefusal'
   }
@@ -144,7 +158,9 @@ async function runClaimed<B>(db: Db, claimId: number, handler: (tx: Tx) => Promi
   } catch (error) {
     if (error instanceof AppError && error.status < 500) {
       // A refusal is an answer too, stored as the problem+json text that is sent for it.
-      throw new ClaimedRefusal(error, (status, text) => completeIdempotencyKey(db, claimId, status, text).catch(() => releaseIdempotencyKey(db, claimId).catch(() => {})))
+      throw new ClaimedRefusal(error, (status, text) =>
+        completeIdempotencyKey(db, claimId, status, text).catch(() => releaseIdempotencyKey(db, claimId).catch(() => {})),
+      )
     }
     await releaseIdempotencyKey(db, claimId).catch(() => {})
     throw error
@@ -212,13 +228,15 @@ class AnswerNotifications {
   /** LISTEN once; waits at most one re-check interval for it, and tries again on a later wait after a failure. */
   private listen(): Promise<boolean> {
     if (!this.database) return Promise.resolve(false)
-    this.listening ??= this.database.listen(IDEMPOTENCY_CHANNEL, (payload) => this.notify(Number(payload))).then(
-      () => true,
-      () => {
-        this.listening = undefined
-        return false
-      },
-    )
+    this.listening ??= this.database
+      .listen(IDEMPOTENCY_CHANNEL, (payload) => this.notify(Number(payload)))
+      .then(
+        () => true,
+        () => {
+          this.listening = undefined
+          return false
+        },
+      )
     let timer: ReturnType<typeof setTimeout> | undefined
     return Promise.race([this.listening, new Promise<boolean>((r) => (timer = setTimeout(() => r(false), RECHECK_MS)))]).finally(() => clearTimeout(timer))
   }

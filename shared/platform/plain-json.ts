@@ -20,7 +20,8 @@ export function plainNumber(n: number): string {
   const digits = point === -1 ? mantissa : mantissa.slice(0, point) + mantissa.slice(point + 1)
   // Where the decimal point goes in `digits` once the exponent is applied.
   const at = (point === -1 ? mantissa.length : point) + exponent
-  const plain = at <= 0 ? `0.${'0'.repeat(-at)}${digits}` : at >= digits.length ? digits + '0'.repeat(at - digits.length) : `${digits.slice(0, at)}.${digits.slice(at)}`
+  const plain =
+    at <= 0 ? `0.${'0'.repeat(-at)}${digits}` : at >= digits.length ? digits + '0'.repeat(at - digits.length) : `${digits.slice(0, at)}.${digits.slice(at)}`
   return negative ? `-${plain}` : plain
 }
 

@@ -42,7 +42,13 @@ export async function queueFigures(queues: Queues, names: readonly QueueName[] =
         queues.connection.get(unavailableWaitsKey(queues, queue)),
       ])
       const counts = Object.fromEntries(JOB_STATES.map((s) => [s, raw[s] ?? 0])) as Record<JobState, number>
-      return { queue, counts, processed: { completed: completed.meta.count, failed: failed.meta.count }, waits: { unavailable: Number(unavailable ?? 0) }, paused }
+      return {
+        queue,
+        counts,
+        processed: { completed: completed.meta.count, failed: failed.meta.count },
+        waits: { unavailable: Number(unavailable ?? 0) },
+        paused,
+      }
     }),
   )
 }

@@ -70,7 +70,11 @@ export type JobPresence = 'missing' | 'failed' | 'live'
 export class Queues {
   readonly byName: Map<QueueName, Queue>
   private readonly jobOptions: Partial<Record<JobKind, JobsOptions>>
-  constructor(readonly connection: IORedis, readonly prefix: string, options: QueuesOptions = {}) {
+  constructor(
+    readonly connection: IORedis,
+    readonly prefix: string,
+    options: QueuesOptions = {},
+  ) {
     this.jobOptions = options.jobOptions ?? {}
     this.byName = new Map(QUEUE_NAMES.map((name) => [name, new Queue(name, { connection, prefix })]))
     // Connection errors reach callers as rejected calls (and /readyz); without a listener BullMQ

@@ -114,7 +114,14 @@ export class ReadRouter {
 
   private fresh(): boolean {
     const v = this.view
-    return !v.down && v.checkedAt !== undefined && performance.now() - v.checkedAt <= STALE_AFTER_MS && v.inRecovery && v.streaming && v.lagMs <= this.options.maxLagMs
+    return (
+      !v.down &&
+      v.checkedAt !== undefined &&
+      performance.now() - v.checkedAt <= STALE_AFTER_MS &&
+      v.inRecovery &&
+      v.streaming &&
+      v.lagMs <= this.options.maxLagMs
+    )
   }
 
   private key(businessId: number): string {
@@ -137,7 +144,14 @@ export class ReadRouter {
     try {
       const s = await replicaStatus(this.options.replica.sql)
       if (this.view.down) this.options.logger.info('read replica reachable again')
-      this.view = { checkedAt: performance.now(), down: false, inRecovery: s.inRecovery, streaming: s.streaming, replayLsn: s.replayLsn ? lsnToNumber(s.replayLsn) : 0, lagMs: s.lagMs }
+      this.view = {
+        checkedAt: performance.now(),
+        down: false,
+        inRecovery: s.inRecovery,
+        streaming: s.streaming,
+        replayLsn: s.replayLsn ? lsnToNumber(s.replayLsn) : 0,
+        lagMs: s.lagMs,
+      }
     } catch (error) {
       this.markDown(error)
     } finally {

@@ -19,7 +19,11 @@ export class ReplicaAck {
    */
   private generation = 0
 
-  constructor(private readonly connection: IORedis, private readonly replicas: number, private readonly timeoutMs: number) {
+  constructor(
+    private readonly connection: IORedis,
+    private readonly replicas: number,
+    private readonly timeoutMs: number,
+  ) {
     connection.on('close', () => this.generation++)
   }
 
@@ -36,7 +40,10 @@ export class ReplicaAck {
 
   /** The WAIT that follows the one in flight, one for every caller that arrives meanwhile. */
   private after(inFlight: Promise<number>): Promise<number> {
-    this.next ??= inFlight.then(() => this.begin(), () => this.begin())
+    this.next ??= inFlight.then(
+      () => this.begin(),
+      () => this.begin(),
+    )
     return this.next
   }
 
@@ -44,9 +51,11 @@ export class ReplicaAck {
   private begin(): Promise<number> {
     this.next = undefined
     const generation = this.generation
-    const round: Promise<number> = this.waitOnce().then(() => generation).finally(() => {
-      if (this.inFlight === round) this.inFlight = undefined
-    })
+    const round: Promise<number> = this.waitOnce()
+      .then(() => generation)
+      .finally(() => {
+        if (this.inFlight === round) this.inFlight = undefined
+      })
     this.inFlight = round
     return round
   }
@@ -58,6 +67,7 @@ export class ReplicaAck {
     } catch (error) {
       throw asRedisFailure(error)
     }
-    if (acknowledged < this.replicas) throw new ServiceUnavailableError('Redis', new Error(`${acknowledged} of ${this.replicas} replicas acknowledged within ${this.timeoutMs} ms`))
+    if (acknowledged < this.replicas)
+      throw new ServiceUnavailableError('Redis', new Error(`${acknowledged} of ${this.replicas} replicas acknowledged within ${this.timeoutMs} ms`))
   }
 }

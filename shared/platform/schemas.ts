@@ -29,7 +29,9 @@ export const ValidationProblem = T.Object(
     request_id: T.String(),
     errors: T.Array(
       T.Object({
-        loc: T.Array(T.Union([T.String(), T.Integer()]), { description: 'Where the error is: `["body","pricing","sale"]`, `["query","limit"]`, `["path","property_id"]`.' }),
+        loc: T.Array(T.Union([T.String(), T.Integer()]), {
+          description: 'Where the error is: `["body","pricing","sale"]`, `["query","limit"]`, `["path","property_id"]`.',
+        }),
         msg: T.String(),
         type: T.String(),
       }),
@@ -81,7 +83,14 @@ export function pathIdsToNumbers({ params }: { params: Record<string, unknown> }
 }
 
 /** A path id: an integer from 1 to MAX_ID (contract §6: anything else is a 422). */
-export const idParam = (name: string) => t.Object({ [name]: t.Integer({ minimum: 1, maximum: MAX_ID, description: 'Numeric id, 1–2147483647, in plain decimal digits (no sign, leading zero, spaces or exponent).' }) })
+export const idParam = (name: string) =>
+  t.Object({
+    [name]: t.Integer({
+      minimum: 1,
+      maximum: MAX_ID,
+      description: 'Numeric id, 1–2147483647, in plain decimal digits (no sign, leading zero, spaces or exponent).',
+    }),
+  })
 
 export const CreatedResponse = T.Object(
   { status: T.Literal('ok'), id: T.Integer({ minimum: 1 }) },
@@ -97,5 +106,8 @@ export const Nullable = <S extends TSchema>(s: S) => T.Union([s, T.Null()])
 
 /** A string enum as a union of literals (OpenAPI `anyOf` of `const`), typed as the literal union. */
 export function literalUnion<const V extends readonly string[]>(values: V, options: Record<string, unknown> = {}): TSchema & { static: V[number] } {
-  return T.Union(values.map((v) => T.Literal(v)), options) as never
+  return T.Union(
+    values.map((v) => T.Literal(v)),
+    options,
+  ) as never
 }

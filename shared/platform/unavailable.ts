@@ -17,8 +17,26 @@ import { ServiceUnavailableError } from './errors'
  * failing", `query_wait_timeout`): the node behind it is down or not reachable yet.
  */
 const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED',
-  'CONNECTION_DESTROYED', 'COMMIT_ROLLED_BACK', 'TARGET_SESSION_ATTRS', '25006', '57014', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '08P01',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'COMMIT_ROLLED_BACK',
+  'TARGET_SESSION_ATTRS',
+  '25006',
+  '57014',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+  '08P01',
 ])
 
 export function isUnavailableError(error: unknown): boolean {
@@ -40,7 +58,11 @@ export function unavailableCause(error: unknown): { code?: string; severity?: st
   // PgBouncer sends only the localized severity (S), PostgreSQL both (S and V).
   const { code, severity: v, severity_local: s } = (root ?? {}) as { code?: unknown; severity?: unknown; severity_local?: unknown }
   const severity = v ?? s
-  return { ...(typeof code === 'string' ? { code } : {}), ...(typeof severity === 'string' ? { severity } : {}), error: String((root as Error)?.message ?? root) }
+  return {
+    ...(typeof code === 'string' ? { code } : {}),
+    ...(typeof severity === 'string' ? { severity } : {}),
+    error: String((root as Error)?.message ?? root),
+  }
 }
 
 /**

@@ -13,7 +13,10 @@ export async function vacuumWithoutAutovacuum(deps: Pick<Services, 'database' | 
   if (await autovacuumIsOn(deps.database.sql)) return []
   if (!warned) {
     warned = true
-    deps.logger.warn('autovacuum is off on this PostgreSQL server: the worker vacuums the tables traffic churns every 10 minutes; turn autovacuum on (docs/operations.md)', {})
+    deps.logger.warn(
+      'autovacuum is off on this PostgreSQL server: the worker vacuums the tables traffic churns every 10 minutes; turn autovacuum on (docs/operations.md)',
+      {},
+    )
   }
   return vacuumChurnedTables(deps.database.sql)
 }

@@ -32,7 +32,13 @@ export function fieldErrors(where: string, issues: ValidationIssue[]): FieldErro
   const seen = new Set<string>()
   const out: FieldError[] = []
   for (const issue of issues) {
-    const loc: (string | number)[] = [where, ...issue.path.split('/').filter(Boolean).map((p) => (/^\d+$/.test(p) ? Number(p) : p.replace(/~1/g, '/').replace(/~0/g, '~')))]
+    const loc: (string | number)[] = [
+      where,
+      ...issue.path
+        .split('/')
+        .filter(Boolean)
+        .map((p) => (/^\d+$/.test(p) ? Number(p) : p.replace(/~1/g, '/').replace(/~0/g, '~'))),
+    ]
     const key = loc.join('\u0000')
     if (seen.has(key)) continue
     seen.add(key)
@@ -80,7 +86,13 @@ export function* innermostErrors(errors: Iterable<ValueError>): Generator<ValueE
   }
 }
 
-export const issueOf = (e: ValueError): ValidationIssue => ({ path: e.path, kind: issueKind(e.type), message: e.message, schema: e.schema as Record<string, unknown>, value: e.value })
+export const issueOf = (e: ValueError): ValidationIssue => ({
+  path: e.path,
+  kind: issueKind(e.type),
+  message: e.message,
+  schema: e.schema as Record<string, unknown>,
+  value: e.value,
+})
 
 /** The 422 for a value that fails `schema`, located under `where`. */
 export function schemaViolation(where: string, schema: TSchema, value: unknown): AppError {

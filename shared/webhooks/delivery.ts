@@ -105,7 +105,11 @@ async function signingSecretsOrDisable(deps: Deps, endpoint: queries.WebhookEndp
     return signingSecrets(deps.config.appSecret, endpoint)
   } catch {
     // Only a rotation fixes this (APP_SECRET changed since the secret was made): retrying is useless.
-    await queries.disableEndpoint(deps.database.db, endpoint.id, 'the signing secret cannot be decrypted (APP_SECRET changed?); rotate the secret and enable the endpoint')
+    await queries.disableEndpoint(
+      deps.database.db,
+      endpoint.id,
+      'the signing secret cannot be decrypted (APP_SECRET changed?); rotate the secret and enable the endpoint',
+    )
     return null
   }
 }
@@ -114,7 +118,13 @@ async function signingSecretsOrDisable(deps: Deps, endpoint: queries.WebhookEndp
 type Sent = Pick<queries.AttemptOutcome, 'statusCode' | 'error' | 'latencyMs' | 'attemptedAt'>
 
 /** A Standard Webhooks POST of the event through the SSRF-safe fetch; never throws. */
-async function postEvent(endpoint: queries.WebhookEndpointRow, secrets: string[], event: EventRecord, cfg: Deps['config']['webhooks'], resolve?: ResolveHost): Promise<Sent> {
+async function postEvent(
+  endpoint: queries.WebhookEndpointRow,
+  secrets: string[],
+  event: EventRecord,
+  cfg: Deps['config']['webhooks'],
+  resolve?: ResolveHost,
+): Promise<Sent> {
   const body = plainJson(eventView(event))
   const headers = {
     'content-type': 'application/json',
@@ -126,10 +136,22 @@ async function postEvent(endpoint: queries.WebhookEndpointRow, secrets: string[]
   let statusCode: number | null = null
   let error: string | null = null
   try {
-    const res = await safeFetch(endpoint.url, { ...WEBHOOK_LIMITS, timeoutMs: cfg.timeoutMs, readBody: false, allowHosts: cfg.allowHosts, resolve, method: 'POST', headers, body })
+    const res = await safeFetch(endpoint.url, {
+      ...WEBHOOK_LIMITS,
+      timeoutMs: cfg.timeoutMs,
+      readBody: false,
+      allowHosts: cfg.allowHosts,
+      resolve,
+      method: 'POST',
+      headers,
+      body,
+    })
     statusCode = res.status
     if (statusCode < 200 || statusCode > 299) {
-      error = statusCode >= 300 && statusCode < 400 ? `the endpoint answered HTTP ${statusCode} (redirects are not followed)` : `the endpoint answered HTTP ${statusCode}`
+      error =
+        statusCode >= 300 && statusCode < 400
+          ? `the endpoint answered HTTP ${statusCode} (redirects are not followed)`
+          : `the endpoint answered HTTP ${statusCode}`
     }
   } catch (e) {
     error = e instanceof FetchError ? e.message.slice(0, 500) : `request failed: ${String((e as Error)?.message ?? e).slice(0, 480)}`
@@ -138,8 +160,20 @@ async function postEvent(endpoint: queries.WebhookEndpointRow, secrets: string[]
 }
 
 /** The attempt's row: delivered; or due again after the backoff; or `failed` once its retry window is over. */
-function attemptOutcome(endpointId: number, delivery: queries.ClaimedDelivery, sent: Sent, cfg: Deps['config']['webhooks']): { outcome: queries.AttemptOutcome; label: AttemptOutcomeLabel } {
-  const attempt = { deliveryId: delivery.id, endpointId, statusCode: sent.statusCode, error: sent.error, latencyMs: sent.latencyMs, attemptedAt: sent.attemptedAt }
+function attemptOutcome(
+  endpointId: number,
+  delivery: queries.ClaimedDelivery,
+  sent: Sent,
+  cfg: Deps['config']['webhooks'],
+): { outcome: queries.AttemptOutcome; label: AttemptOutcomeLabel } {
+  const attempt = {
+    deliveryId: delivery.id,
+    endpointId,
+    statusCode: sent.statusCode,
+    error: sent.error,
+    latencyMs: sent.latencyMs,
+    attemptedAt: sent.attemptedAt,
+  }
   if (sent.error === null) return { outcome: { ...attempt, state: 'delivered', nextAttemptAt: null }, label: 'delivered' }
   const windowOver = Date.now() - delivery.windowStart.getTime() >= cfg.disableAfterMs
   const nextAttemptAt = windowOver ? null : new Date(Date.now() + webhookBackoffMs(delivery.attempts + 1, cfg.backoffBaseMs))
@@ -172,7 +206,12 @@ class EndpointRun {
   private flushing: Promise<void> = Promise.resolve()
   private failure: unknown
 
-  constructor(private readonly deps: Deps, private readonly endpoint: queries.WebhookEndpointRow, private readonly secrets: string[], private readonly options: RunOptions) {
+  constructor(
+    private readonly deps: Deps,
+    private readonly endpoint: queries.WebhookEndpointRow,
+    private readonly secrets: string[],
+    private readonly options: RunOptions,
+  ) {
     this.result = { endpointId: endpoint.id, attempted: 0, delivered: 0, ended: 'drained' }
     this.cfg = deps.config.webhooks
     this.claimSize = Math.min(200, Math.max(8, this.cfg.endpointConcurrency * 2))
@@ -252,7 +291,10 @@ class EndpointRun {
       this.drained = true
       return
     }
-    const events = await findEventsByIds(db, claimed.map((c) => c.eventId))
+    const events = await findEventsByIds(
+      db,
+      claimed.map((c) => c.eventId),
+    )
     const unreadable: string[] = []
     // An event deleted meanwhile (retention) took its delivery with it.
     for (const delivery of claimed) {
@@ -283,9 +325,7 @@ class EndpointRun {
     const stats = this.labels
     this.outcomes = []
     this.labels = []
-    this.flushing = this.flushing
-      .then(() => this.record(batch, stats))
-      .catch(this.remember)
+    this.flushing = this.flushing.then(() => this.record(batch, stats)).catch(this.remember)
     return this.flushing
   }
 
@@ -303,7 +343,11 @@ class EndpointRun {
     const failingSince = await queries.setEndpointHealth(db, this.endpoint.id, healthAfter(batch))
     if (failingSince && Date.now() - failingSince.getTime() >= this.cfg.disableAfterMs) {
       this.disabled = true
-      await queries.disableEndpoint(db, this.endpoint.id, `failing continuously since ${failingSince.toISOString()} (every attempt for ${Math.round(this.cfg.disableAfterMs / 1000)} s failed)`)
+      await queries.disableEndpoint(
+        db,
+        this.endpoint.id,
+        `failing continuously since ${failingSince.toISOString()} (every attempt for ${Math.round(this.cfg.disableAfterMs / 1000)} s failed)`,
+      )
     }
   }
 }

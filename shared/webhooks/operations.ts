@@ -13,7 +13,13 @@ import { checkUrl, FetchError, type ResolveHost } from '../platform/fetch'
 import { sealSecret } from '../platform/secret-box'
 import type { Services } from '../platform/services'
 import { webhookSecretContext } from './delivery'
-import { MAX_ENDPOINTS_PER_BUSINESS, type WebhookAttemptView, type WebhookEndpointCreate, type WebhookEndpointUpdate, type WebhookEndpointView } from './schemas'
+import {
+  MAX_ENDPOINTS_PER_BUSINESS,
+  type WebhookAttemptView,
+  type WebhookEndpointCreate,
+  type WebhookEndpointUpdate,
+  type WebhookEndpointView,
+} from './schemas'
 import { generateWebhookSecret } from './signature'
 import { wakeEndpoints } from './wake'
 
@@ -34,7 +40,7 @@ export function endpointView(row: WebhookEndpointRow): WebhookEndpointView {
     description: row.description,
     enabled_events: row.enabledEvents,
     status: row.status,
-    disabled_reason: row.status === 'disabled' ? row.disabledReason ?? 'disabled' : null,
+    disabled_reason: row.status === 'disabled' ? (row.disabledReason ?? 'disabled') : null,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   }
@@ -66,13 +72,19 @@ function checkEventsReadable(patterns: readonly EventTypePattern[], scopes: read
   if (refused.length) {
     throw fieldError(
       ['body', 'enabled_events'],
-      `This key cannot read ${refused.map((p) => `"${p}"`).join(', ')} (lead.* and inquiry.* need leads:read; property.*, image.* and video.* need properties:read, and property.created, property.updated, image.* and video.* also properties:write)`,
+      `This key cannot read ${refused.map((p) => `"${p}"`).join(', ')} (lead.* and inquiry.* need leads:read; property.*, image.* ` +
+        `and video.* need properties:read, and property.created, property.updated, image.* and video.* also properties:write)`,
       'forbidden_type',
     )
   }
 }
 
-export async function createWebhookEndpoint(deps: Deps, auth: Auth, body: WebhookEndpointCreate, options: { resolve?: ResolveHost } = {}): Promise<WebhookEndpointView & { secret: string }> {
+export async function createWebhookEndpoint(
+  deps: Deps,
+  auth: Auth,
+  body: WebhookEndpointCreate,
+  options: { resolve?: ResolveHost } = {},
+): Promise<WebhookEndpointView & { secret: string }> {
   checkEventsReadable(body.enabled_events, auth.scopes)
   const url = await checkEndpointUrl(deps, body.url, options.resolve)
   const secret = generateWebhookSecret()
@@ -105,7 +117,13 @@ export async function getWebhookEndpoint(deps: Pick<Services, 'database'>, busin
   return endpointView(row)
 }
 
-export async function updateWebhookEndpoint(deps: Deps, auth: Auth, endpointId: number, patch: WebhookEndpointUpdate, options: { resolve?: ResolveHost } = {}): Promise<WebhookEndpointView> {
+export async function updateWebhookEndpoint(
+  deps: Deps,
+  auth: Auth,
+  endpointId: number,
+  patch: WebhookEndpointUpdate,
+  options: { resolve?: ResolveHost } = {},
+): Promise<WebhookEndpointView> {
   if (patch.enabled_events) checkEventsReadable(patch.enabled_events, auth.scopes)
   const url = patch.url === undefined ? undefined : await checkEndpointUrl(deps, patch.url, options.resolve)
   return deps.database.db.transaction(async (tx) => {
@@ -139,12 +157,23 @@ export async function rotateWebhookSecret(deps: Deps, businessId: number, endpoi
   const row = await deps.database.db.transaction(async (tx) => {
     const current = await queries.findEndpoint(tx, businessId, endpointId, { forUpdate: true })
     if (!current) throw endpointNotFound()
-    return queries.rotateEndpointSecret(tx, endpointId, sealSecret(deps.config.appSecret, secret, webhookSecretContext(businessId)), current.secretSealed, ROTATION_OVERLAP_MS)
+    return queries.rotateEndpointSecret(
+      tx,
+      endpointId,
+      sealSecret(deps.config.appSecret, secret, webhookSecretContext(businessId)),
+      current.secretSealed,
+      ROTATION_OVERLAP_MS,
+    )
   })
   return { secret, previousSecretExpiresAt: row.previousSecretExpiresAt!.toISOString() }
 }
 
-export async function listWebhookAttempts(deps: Pick<Services, 'database'>, businessId: number, endpointId: number, limit: number): Promise<WebhookAttemptView[]> {
+export async function listWebhookAttempts(
+  deps: Pick<Services, 'database'>,
+  businessId: number,
+  endpointId: number,
+  limit: number,
+): Promise<WebhookAttemptView[]> {
   if (!(await queries.findEndpoint(deps.database.db, businessId, endpointId))) throw endpointNotFound()
   return (await queries.listAttempts(deps.database.db, endpointId, limit)).map((a) => ({
     id: a.id,
@@ -165,17 +194,28 @@ export async function listWebhookAttempts(deps: Pick<Services, 'database'>, busi
  * endpoint may not be sent (its subscription was set up by a key that cannot read that type);
  * 409 for a disabled endpoint (enable it first).
  */
-export async function redeliverEvent(deps: Pick<Services, 'database' | 'queues' | 'logger'>, auth: Auth, eventId: string, endpointId: number): Promise<{ deliveryId: string }> {
+export async function redeliverEvent(
+  deps: Pick<Services, 'database' | 'queues' | 'logger'>,
+  auth: Auth,
+  eventId: string,
+  endpointId: number,
+): Promise<{ deliveryId: string }> {
   const event = await getEvent(deps, auth, eventId)
   const endpoint = await queries.findEndpoint(deps.database.db, auth.businessId, endpointId)
   if (!endpoint) throw endpointNotFound()
   if (!canRead(event.type, endpoint.eventScopes)) {
-    throw fieldError(['body', 'endpoint_id'], `This endpoint is not sent ${event.type} events: the key that set up its subscription cannot read them`, 'forbidden_type')
+    throw fieldError(
+      ['body', 'endpoint_id'],
+      `This endpoint is not sent ${event.type} events: the key that set up its subscription cannot read them`,
+      'forbidden_type',
+    )
   }
   if (endpoint.status !== 'enabled') throw new AppError('conflict', 'The webhook endpoint is disabled; enable it (PATCH status "enabled") before redelivering')
   const deliveryId = await queries.reopenDelivery(deps.database.db, auth.businessId, endpointId, eventId)
   // Redis down: the delivery is due in PostgreSQL and the relay's poller wakes its runner.
-  await wakeEndpoints(deps, [endpointId]).catch((error) => deps.logger.warn('could not wake a webhook runner; the poller will', { error: (error as Error).message }))
+  await wakeEndpoints(deps, [endpointId]).catch((error) =>
+    deps.logger.warn('could not wake a webhook runner; the poller will', { error: (error as Error).message }),
+  )
   return { deliveryId }
 }
 
@@ -188,6 +228,14 @@ export interface EndpointSummary extends WebhookEndpointView {
 /** `cli webhooks list`: every endpoint of the business with its health and delivery counts. */
 export async function summariseWebhookEndpoints(deps: Pick<Services, 'database'>, businessId: number): Promise<EndpointSummary[]> {
   const rows = await queries.listEndpoints(deps.database.db, businessId)
-  const counts = await queries.deliveryCountsOf(deps.database.db, rows.map((r) => r.id))
-  return rows.map((r) => ({ ...endpointView(r), business_id: r.businessId, failing_since: r.failingSince?.toISOString() ?? null, deliveries: counts.get(r.id) ?? {} }))
+  const counts = await queries.deliveryCountsOf(
+    deps.database.db,
+    rows.map((r) => r.id),
+  )
+  return rows.map((r) => ({
+    ...endpointView(r),
+    business_id: r.businessId,
+    failing_since: r.failingSince?.toISOString() ?? null,
+    deliveries: counts.get(r.id) ?? {},
+  }))
 }

@@ -48,7 +48,11 @@ type Deps = Pick<Services, 'database' | 'queues' | 'logger'>
  * One batch of outbox rows with a key above `after` (0: all): returns how many events it relayed,
  * which endpoints got deliveries (already woken) and the highest outbox key it took.
  */
-export async function relayOnce(deps: Deps, limit = RELAY_BATCH, after = 0): Promise<{ events: number; deliveries: number; endpoints: number[]; lastKey: number | null }> {
+export async function relayOnce(
+  deps: Deps,
+  limit = RELAY_BATCH,
+  after = 0,
+): Promise<{ events: number; deliveries: number; endpoints: number[]; lastKey: number | null }> {
   const relayed = await deps.database.db.transaction(async (tx) => {
     const { events, lastKey } = await sequenceOutboxEvents(tx, limit, after)
     if (events.length === 0) return { events: 0, deliveries: 0, endpoints: [] as number[], lastKey }
@@ -58,14 +62,17 @@ export async function relayOnce(deps: Deps, limit = RELAY_BATCH, after = 0): Pro
     const rows: { businessId: number; endpointId: number; eventId: string }[] = []
     for (const e of events) {
       // contract §15: what it subscribed to, of what the key that set it up can read.
-      for (const ep of byBusiness.get(e.businessId) ?? []) if (matchesAny(e.type, ep.enabledEvents) && canRead(e.type, ep.eventScopes)) rows.push({ businessId: e.businessId, endpointId: ep.id, eventId: e.id })
+      for (const ep of byBusiness.get(e.businessId) ?? [])
+        if (matchesAny(e.type, ep.enabledEvents) && canRead(e.type, ep.eventScopes)) rows.push({ businessId: e.businessId, endpointId: ep.id, eventId: e.id })
     }
     const woken = await insertDeliveries(tx, rows)
     return { events: events.length, deliveries: rows.length, endpoints: woken, lastKey }
   })
   if (relayed.endpoints.length) {
     // Redis down: the deliveries are committed and due; the poller wakes their runners later.
-    await wakeEndpoints(deps, relayed.endpoints).catch((error) => deps.logger.warn('could not wake webhook runners; the poller will', { error: (error as Error).message }))
+    await wakeEndpoints(deps, relayed.endpoints).catch((error) =>
+      deps.logger.warn('could not wake webhook runners; the poller will', { error: (error as Error).message }),
+    )
   }
   return relayed
 }
@@ -86,10 +93,11 @@ export function startWebhookRelay(deps: Deps, options: { pollMs?: number } = {})
   let failures = 0
   let lastDueCheck = 0
   let wake: (() => void) | undefined
-  const sleep = (ms: number) => new Promise<void>((resolve) => {
-    const timer = setTimeout(() => (wake = undefined, resolve()), ms)
-    wake = () => (clearTimeout(timer), (wake = undefined), resolve())
-  })
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => ((wake = undefined), resolve()), ms)
+      wake = () => (clearTimeout(timer), (wake = undefined), resolve())
+    })
   let idleMs = RELAY_POLL_MS
   let floor = 0
   let lastFullScan = 0

@@ -18,23 +18,32 @@ const EndpointUrl = T.String({
   pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
   minLength: 8,
   maxLength: 2000,
-  description: 'http(s) URL that receives the deliveries. Loopback, private and other non-public addresses are refused (422 on `url`); the host name is resolved when the endpoint is created or changed, and again at every delivery.',
+  description:
+    'http(s) URL that receives the deliveries. Loopback, private and other non-public addresses are refused (422 ' +
+    'on `url`); the host name is resolved when the endpoint is created or changed, and again at every delivery.',
 })
 const EnabledEvents = T.Array(literalUnion(EVENT_TYPE_PATTERNS, { title: 'EventTypePattern' }), {
   minItems: 1,
   maxItems: 32,
   uniqueItems: true,
   description:
-    'Event types (`lead.created`), families (`property.*`) or `*`. An exact type must be one the key can read (`lead.*`, `inquiry.*`: `leads:read`; `property.*`, `image.*`, `video.*`: `properties:read`, ' +
-    'and `property.created`, `property.updated`, `image.*`, `video.*` also `properties:write`), else 422; a wildcard needs the read scope of each family it covers, else 422. ' +
-    'The endpoint is sent only the types the key that set the subscription can read, whatever a wildcard matches: `property.*` chosen by a `properties:read` key delivers `property.published`, `property.unpublished` and `property.deleted`. ' +
+    'Event types (`lead.created`), families (`property.*`) or `*`. An exact type must be one the key can ' +
+    'read (`lead.*`, `inquiry.*`: `leads:read`; `property.*`, `image.*`, `video.*`: `properties:read`, ' +
+    'and `property.created`, `property.updated`, `image.*`, `video.*` also `properties:write`), ' +
+    'else 422; a wildcard needs the read scope of each family it covers, else 422. ' +
+    'The endpoint is sent only the types the key that set the subscription can read, whatever a wildcard matches: `property.*` ' +
+    'chosen by a `properties:read` key delivers `property.published`, `property.unpublished` and `property.deleted`. ' +
     'A PATCH of `url` by a key that reads less narrows it to what that key reads.',
 })
 const Description = T.String({ maxLength: 500 })
 
 export const WebhookEndpointCreateRequest = T.Object(
   { url: EndpointUrl, enabled_events: EnabledEvents, description: T.Optional(Nullable(Description)) },
-  { ...strict, title: 'WebhookEndpointCreateRequest', examples: [{ url: 'https://crm.example.com/webhooks/property-lead', enabled_events: ['lead.created', 'property.*'], description: 'CRM sync' }] },
+  {
+    ...strict,
+    title: 'WebhookEndpointCreateRequest',
+    examples: [{ url: 'https://crm.example.com/webhooks/property-lead', enabled_events: ['lead.created', 'property.*'], description: 'CRM sync' }],
+  },
 )
 export type WebhookEndpointCreate = Static<typeof WebhookEndpointCreateRequest>
 
@@ -43,7 +52,11 @@ export const WebhookEndpointUpdateRequest = T.Object(
     url: T.Optional(EndpointUrl),
     enabled_events: T.Optional(EnabledEvents),
     description: T.Optional(Nullable(Description)),
-    status: T.Optional(literalUnion(ENDPOINT_STATUSES, { description: '`disabled` stops deliveries (pending ones are cancelled); `enabled` resumes them for new events and clears `disabled_reason`.' })),
+    status: T.Optional(
+      literalUnion(ENDPOINT_STATUSES, {
+        description: '`disabled` stops deliveries (pending ones are cancelled); `enabled` resumes them for new events and clears `disabled_reason`.',
+      }),
+    ),
   },
   { ...strict, title: 'WebhookEndpointUpdateRequest', examples: [{ enabled_events: ['*'] }, { status: 'enabled' }] },
 )
@@ -62,18 +75,35 @@ export const WebhookEndpoint = T.Object(
   },
   {
     title: 'WebhookEndpoint',
-    examples: [{ id: 3, url: 'https://crm.example.com/webhooks/property-lead', description: 'CRM sync', enabled_events: ['lead.created', 'property.*'], status: 'enabled', disabled_reason: null, created_at: '2026-11-20T10:00:00.000Z', updated_at: '2026-11-20T10:00:00.000Z' }],
+    examples: [
+      {
+        id: 3,
+        url: 'https://crm.example.com/webhooks/property-lead',
+        description: 'CRM sync',
+        enabled_events: ['lead.created', 'property.*'],
+        status: 'enabled',
+        disabled_reason: null,
+        created_at: '2026-11-20T10:00:00.000Z',
+        updated_at: '2026-11-20T10:00:00.000Z',
+      },
+    ],
   },
 )
 export type WebhookEndpointView = Static<typeof WebhookEndpoint>
 
-const Secret = T.String({ description: '`whsec_` + base64 of 32 random bytes: the Standard Webhooks signing secret. Shown only in this answer.', examples: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw9V3N8TWxCtM='] })
+const Secret = T.String({
+  description: '`whsec_` + base64 of 32 random bytes: the Standard Webhooks signing secret. Shown only in this answer.',
+  examples: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw9V3N8TWxCtM='],
+})
 
 export const WebhookEndpointCreatedResponse = T.Object(
   { status: T.Literal('ok'), data: T.Intersect([WebhookEndpoint, T.Object({ secret: Secret })], { title: 'WebhookEndpointWithSecret' }) },
   { title: 'WebhookEndpointCreatedResponse' },
 )
-export const WebhookEndpointResponse = T.Object({ status: T.Literal('ok'), data: WebhookEndpoint, authenticated_as: T.String() }, { title: 'WebhookEndpointResponse' })
+export const WebhookEndpointResponse = T.Object(
+  { status: T.Literal('ok'), data: WebhookEndpoint, authenticated_as: T.String() },
+  { title: 'WebhookEndpointResponse' },
+)
 export const WebhookEndpointUpdatedResponse = T.Object({ status: T.Literal('ok'), data: WebhookEndpoint }, { title: 'WebhookEndpointUpdatedResponse' })
 export const WebhookEndpointListResponse = T.Object(
   { status: T.Literal('ok'), data: T.Array(WebhookEndpoint), authenticated_as: T.String() },
@@ -117,5 +147,8 @@ export const RedeliverRequest = T.Object(
 )
 export const RedeliverResponse = T.Object(
   { status: T.Literal('ok'), event_id: T.String(), endpoint_id: T.Integer(), delivery_id: T.String() },
-  { title: 'RedeliverResponse', examples: [{ status: 'ok', event_id: 'evt_19ac1f3e2b84kT9qLm2Xw8bZr1', endpoint_id: 3, delivery_id: '0c8e9d2a-7f4b-4c1e-9a55-3f2b6d1e8a90' }] },
+  {
+    title: 'RedeliverResponse',
+    examples: [{ status: 'ok', event_id: 'evt_19ac1f3e2b84kT9qLm2Xw8bZr1', endpoint_id: 3, delivery_id: '0c8e9d2a-7f4b-4c1e-9a55-3f2b6d1e8a90' }],
+  },
 )

@@ -10,5 +10,8 @@ import type { Queues } from '../platform/queues'
 export async function wakeEndpoints(deps: { queues: Queues }, endpointIds: Iterable<number>): Promise<void> {
   const ids = [...new Set(endpointIds)]
   if (ids.length === 0) return
-  await deps.queues.enqueueBulk('webhook-delivery', ids.map((endpointId) => ({ endpointId })))
+  await deps.queues.enqueueBulk(
+    'webhook-delivery',
+    ids.map((endpointId) => ({ endpointId })),
+  )
 }

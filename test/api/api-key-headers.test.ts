@@ -18,7 +18,12 @@ const me = (headers: Record<string, string>) => call(ctx.app, 'GET', '/v1/me', {
 
 describe('API key headers', () => {
   test('the documented forms work (the scheme name is case-insensitive, as every HTTP auth scheme)', async () => {
-    for (const headers of [{ 'x-api-key': biz.apiKey }, { authorization: `ApiKey ${biz.apiKey}` }, { authorization: `apikey ${biz.apiKey}` }, { authorization: `APIKEY  ${biz.apiKey}` }] as Record<string, string>[]) {
+    for (const headers of [
+      { 'x-api-key': biz.apiKey },
+      { authorization: `ApiKey ${biz.apiKey}` },
+      { authorization: `apikey ${biz.apiKey}` },
+      { authorization: `APIKEY  ${biz.apiKey}` },
+    ] as Record<string, string>[]) {
       const res = await me(headers)
       expect(res.status, `${JSON.stringify(headers)}: ${res.text}`).toBe(200)
     }
@@ -34,7 +39,24 @@ describe('API key headers', () => {
 
   test('any other scheme or shape around a valid key is a 401 (property-based)', async () => {
     const prefixes = fc.oneof(
-      fc.constantFrom('', ' ', 'Bearer ', 'Basic ', 'Token ', 'Key ', 'ApiKey', 'ApiKey:', 'ApiKey=', 'Api-Key ', 'ApiKeys ', 'X-Api-Key ', 'X-Api-Key: ', 'ApiKey ApiKey ', '"ApiKey" ', 'ApiKey\t'),
+      fc.constantFrom(
+        '',
+        ' ',
+        'Bearer ',
+        'Basic ',
+        'Token ',
+        'Key ',
+        'ApiKey',
+        'ApiKey:',
+        'ApiKey=',
+        'Api-Key ',
+        'ApiKeys ',
+        'X-Api-Key ',
+        'X-Api-Key: ',
+        'ApiKey ApiKey ',
+        '"ApiKey" ',
+        'ApiKey\t',
+      ),
       fc.string({ maxLength: 12 }).filter((s) => !/^\s*apikey[ \t]+/i.test(s)),
     )
     const suffixes = fc.constantFrom('', ' extra', ',', ', ApiKey other')

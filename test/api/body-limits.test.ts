@@ -18,14 +18,22 @@ const CHUNK = 64 * 1024
 function chunkedRequest(path: string, totalBytes: number, headers: Record<string, string>) {
   const pulled = { bytes: 0 }
   const chunk = new Uint8Array(CHUNK).fill(0x20)
-  const body = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (pulled.bytes >= totalBytes) return controller.close()
-      pulled.bytes += CHUNK
-      controller.enqueue(chunk)
+  const body = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (pulled.bytes >= totalBytes) return controller.close()
+        pulled.bytes += CHUNK
+        controller.enqueue(chunk)
+      },
     },
-  }, { highWaterMark: 0 })
-  const request = new Request(`http://localhost${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, duplex: 'half' } as RequestInit)
+    { highWaterMark: 0 },
+  )
+  const request = new Request(`http://localhost${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+    duplex: 'half',
+  } as RequestInit)
   expect(request.headers.get('content-length')).toBeNull()
   return { request, pulled }
 }
@@ -58,7 +66,14 @@ describe('chunked bodies', () => {
         controller.close()
       },
     })
-    const res = await ctx.app.handle(new Request('http://localhost/v1/leads', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': biz.apiKey }, body: stream, duplex: 'half' } as RequestInit))
+    const res = await ctx.app.handle(
+      new Request('http://localhost/v1/leads', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': biz.apiKey },
+        body: stream,
+        duplex: 'half',
+      } as RequestInit),
+    )
     // Reached validation: the body was read and parsed (notes over its bound or a created lead).
     expect([201, 422]).toContain(res.status)
     const json = (await res.json()) as { code?: string }

@@ -16,7 +16,17 @@ import { createProperty } from '../helpers/properties'
 import { loadDocument, operationsOf, type Json, type Operation } from '../fuzz/openapi-schema'
 
 /** The operations this point covers (the property bodies and GET /properties query are bounded elsewhere). */
-const COVERED: OperationId[] = ['listLeads', 'createLead', 'getLead', 'updateLead', 'ingestRentalLead', 'createLeadInquiry', 'createImageUpload', 'completeImageUpload', 'getImageUpload']
+const COVERED: OperationId[] = [
+  'listLeads',
+  'createLead',
+  'getLead',
+  'updateLead',
+  'ingestRentalLead',
+  'createLeadInquiry',
+  'createImageUpload',
+  'completeImageUpload',
+  'getImageUpload',
+]
 
 /**
  * Values whose bound is not a keyword on the value itself, each with the reason and a check
@@ -31,7 +41,10 @@ const NOT_KEYWORD_BOUNDED: Record<string, { why: string; documented: (parent: Js
     why: 'as completeImageUpload',
     documented: (s) => /404/.test(s.description ?? ''),
   },
-  'createLead body search_location.*': { why: 'contract §15: bounded as a whole, 8 KB serialised (a lead rule)', documented: (s) => /8,192 bytes/.test(s.description ?? '') },
+  'createLead body search_location.*': {
+    why: 'contract §15: bounded as a whole, 8 KB serialised (a lead rule)',
+    documented: (s) => /8,192 bytes/.test(s.description ?? ''),
+  },
   'updateLead body search_location.*': { why: 'as createLead', documented: (s) => /8,192 bytes/.test(s.description ?? '') },
   'ingestRentalLead body search.location.*': { why: 'as createLead', documented: (s) => /8,192 bytes/.test(s.description ?? '') },
 }
@@ -71,7 +84,11 @@ beforeAll(async () => {
 afterAll(() => ctx.close())
 
 function resolve(s: Json): Json {
-  while (s && typeof s === 'object' && s.$ref) s = s.$ref.split('/').slice(1).reduce((n: Json, k: string) => n[k], doc)
+  while (s && typeof s === 'object' && s.$ref)
+    s = s.$ref
+      .split('/')
+      .slice(1)
+      .reduce((n: Json, k: string) => n[k], doc)
   return s
 }
 
@@ -100,7 +117,10 @@ function walk(op: Operation, where: Where, raw: Json, path: Segment[], found: Bo
   }
   if (types.includes('object')) {
     for (const [name, prop] of Object.entries<Json>(s.properties ?? {})) walk(op, where, prop, [...path, name], found, unbounded, s)
-    const open = [...Object.values<Json>(s.patternProperties ?? {}), ...(s.additionalProperties && s.additionalProperties !== true ? [s.additionalProperties] : [])]
+    const open = [
+      ...Object.values<Json>(s.patternProperties ?? {}),
+      ...(s.additionalProperties && s.additionalProperties !== true ? [s.additionalProperties] : []),
+    ]
     for (const values of open) walk(op, where, values, [...path, '*'], found, unbounded, s)
     if (s.additionalProperties !== false || s.patternProperties) {
       if (typeof s.maxProperties !== 'number') unbounded.push({ key, what: 'open object without maxProperties', parent })
@@ -178,7 +198,10 @@ function baseRequest(op: Operation): { body?: Record<string, any>; query: Record
 const uploadFile = () => ({ filename: 'salon.jpg', content_type: 'image/jpeg', size: 1000 })
 
 /** Characters that are one UTF-16 unit each and not white space (bounds count units; names are trimmed). */
-const TEXT_UNIT = fc.oneof(fc.constantFrom('a', 'Z', '7', 'ñ', 'ü', '€', '—', '"', '\\', '<', '中'), fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)))
+const TEXT_UNIT = fc.oneof(
+  fc.constantFrom('a', 'Z', '7', 'ñ', 'ü', '€', '—', '"', '\\', '<', '中'),
+  fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)),
+)
 const HEADER_UNIT = fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c))
 
 /** `value` padded with leading spaces to `n` characters (phones and budgets are trimmed before use). */
@@ -238,7 +261,8 @@ async function send(f: Bounded, value: unknown) {
 
 // Header names are case-insensitive: the document may spell `Idempotency-Key`, `loc` says `idempotency-key`.
 const locOf = (f: Bounded): string => JSON.stringify([f.where, ...f.path]).toLowerCase()
-const locsOf = (res: { status: number; body: Json }): string[] => (res.status === 422 ? res.body.errors.map((e: Json) => JSON.stringify(e.loc).toLowerCase()) : [])
+const locsOf = (res: { status: number; body: Json }): string[] =>
+  res.status === 422 ? res.body.errors.map((e: Json) => JSON.stringify(e.loc).toLowerCase()) : []
 const label = (f: Bounded) => `${f.op.operationId} ${f.where} ${f.path.join('.')}`
 
 describe('each bound holds: one past is a 422 naming the field, the bound itself is accepted', () => {

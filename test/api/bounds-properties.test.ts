@@ -24,7 +24,15 @@ beforeAll(async () => {
 afterAll(() => ctx.close())
 
 /** Follows `$ref`s into `components` (the document may name its schemas). */
-const deref = (s: Schema): Schema => (s?.$ref ? deref(s.$ref.slice(2).split('/').reduce((n: any, k: string) => n[k], doc)) : s)
+const deref = (s: Schema): Schema =>
+  s?.$ref
+    ? deref(
+        s.$ref
+          .slice(2)
+          .split('/')
+          .reduce((n: any, k: string) => n[k], doc),
+      )
+    : s
 const bodySchema = (path: string, method: string): Schema => deref(doc.paths[path][method].requestBody.content['application/json'].schema)
 const typesOf = (s: Schema): string[] => (s.type === undefined ? [] : Array.isArray(s.type) ? s.type : [s.type])
 const branches = (s: Schema): Schema[] => [deref(s), ...(deref(s).anyOf ?? deref(s).oneOf ?? []).flatMap(branches)]
@@ -100,8 +108,13 @@ const locs = (res: { body: any }) => (res.body?.errors ?? []).map((e: any) => e.
 
 describe('every request string and array has a documented bound', () => {
   test('POST and PATCH /properties bodies', () => {
-    for (const [path, method] of [['/v1/properties', 'post'], ['/v1/properties/{property_id}', 'patch']] as const) {
-      const unbounded = walk(bodySchema(path, method), [], []).filter((b) => b.bound === undefined).map((b) => `${b.kind} ${b.path.join('.')}`)
+    for (const [path, method] of [
+      ['/v1/properties', 'post'],
+      ['/v1/properties/{property_id}', 'patch'],
+    ] as const) {
+      const unbounded = walk(bodySchema(path, method), [], [])
+        .filter((b) => b.bound === undefined)
+        .map((b) => `${b.kind} ${b.path.join('.')}`)
       expect(unbounded, `${method} ${path}`).toEqual([])
     }
   })
@@ -126,7 +139,10 @@ describe('one past each bound is a 422 naming the field', () => {
       if (res.status !== 422 || !locs(res).includes(loc)) failures.push(`${loc} (${b.kind} > ${b.bound}): ${res.status} ${locs(res).join(',')}`)
       // The bound itself is accepted (strings; arrays at their bound may break rules such as unique keys).
       if (b.kind === 'string') {
-        const ok = await call(ctx.app, 'POST', '/v1/properties', { key: biz.apiKey, body: setAt(propertyBody(), schema, b.path, b.schema.pattern ? 'A' : 'x'.repeat(b.bound)) })
+        const ok = await call(ctx.app, 'POST', '/v1/properties', {
+          key: biz.apiKey,
+          body: setAt(propertyBody(), schema, b.path, b.schema.pattern ? 'A' : 'x'.repeat(b.bound)),
+        })
         if (ok.status !== 201) failures.push(`${loc} at its bound ${b.bound}: ${ok.status} ${ok.text.slice(0, 200)}`)
       }
     }

@@ -20,7 +20,15 @@ afterAll(() => ctx.close())
 const at = (lat: number, lng: number) => ({ location: { city: 'Mapa', coordinates: { latitude: lat, longitude: lng }, visibility: 'public' } })
 const enc = (v: unknown) => encodeURIComponent(JSON.stringify(v))
 const box = (south: number, west: number, north: number, east: number) => ({
-  geometry: { type: 'rectangle', coordinates: [{ lat: south, lng: west }, { lat: south, lng: east }, { lat: north, lng: east }, { lat: north, lng: west }] },
+  geometry: {
+    type: 'rectangle',
+    coordinates: [
+      { lat: south, lng: west },
+      { lat: south, lng: east },
+      { lat: north, lng: east },
+      { lat: north, lng: west },
+    ],
+  },
 })
 
 describe('rectangles and polygons are planar latitude/longitude shapes', () => {
@@ -55,13 +63,22 @@ describe('rectangles and polygons are planar latitude/longitude shapes', () => {
 
   test('property: a box holds exactly the points inside it in latitude/longitude', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: -80, max: 79 }), fc.integer({ min: 1, max: 150 }), fc.integer({ min: -180, max: 179 }), fc.integer({ min: 1, max: 359 }), async (south, height, west, width) => {
-        const north = Math.min(80, south + height)
-        const east = Math.min(180, west + width)
-        // Edges belong to the box (ST_Intersects); (36.1, −3.0) can lie on one.
-        const expected = points.filter((p) => p.lat >= south && p.lat <= north && p.lng >= west && p.lng <= east).map((p) => p.id).sort((a, b) => a - b)
-        expect(await ids(biz, `locations=${enc([box(south, west, north, east)])}`)).toEqual(expected)
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: -80, max: 79 }),
+        fc.integer({ min: 1, max: 150 }),
+        fc.integer({ min: -180, max: 179 }),
+        fc.integer({ min: 1, max: 359 }),
+        async (south, height, west, width) => {
+          const north = Math.min(80, south + height)
+          const east = Math.min(180, west + width)
+          // Edges belong to the box (ST_Intersects); (36.1, −3.0) can lie on one.
+          const expected = points
+            .filter((p) => p.lat >= south && p.lat <= north && p.lng >= west && p.lng <= east)
+            .map((p) => p.id)
+            .sort((a, b) => a - b)
+          expect(await ids(biz, `locations=${enc([box(south, west, north, east)])}`)).toEqual(expected)
+        },
+      ),
       { numRuns: 200 },
     )
   })
@@ -72,7 +89,16 @@ describe('rectangles and polygons are planar latitude/longitude shapes', () => {
     const outside = await createPublished(ctx, other.apiKey, at(61, 0))
     // A triangle whose base runs along latitude 60 from -40 to 40: a great circle between the
     // base corners would bulge north past 60.2 and leave the first point out.
-    const triangle = { geometry: { type: 'polygon', coordinates: [[60, -40], [60, 40], [60.5, 0]] } }
+    const triangle = {
+      geometry: {
+        type: 'polygon',
+        coordinates: [
+          [60, -40],
+          [60, 40],
+          [60.5, 0],
+        ],
+      },
+    }
     expect(await ids(other, `locations=${enc([triangle])}`)).toEqual([onLine])
     expect(outside).toBeGreaterThan(0)
   })
@@ -99,7 +125,18 @@ describe('rectangles and polygons are planar latitude/longitude shapes', () => {
     await ctx.deps.database.db.execute(sql`vacuum analyze catalogue_entries`)
     // A rectangle alone is answered by catalogue_box_page (test/db/catalogue-geo-cells.test.ts); a
     // pentagon, or a rectangle with another filter, by this statement.
-    const pentagon = { geometry: { type: 'polygon', coordinates: [[40, -3.2], [40, -3], [40.1, -2.95], [40.2, -3], [40.2, -3.2]] } }
+    const pentagon = {
+      geometry: {
+        type: 'polygon',
+        coordinates: [
+          [40, -3.2],
+          [40, -3],
+          [40.1, -2.95],
+          [40.2, -3],
+          [40.2, -3.2],
+        ],
+      },
+    }
     const { query } = catalogueQueryOf(big.id, { locations: JSON.stringify([pentagon]) })
     const { text, params } = catalogueListSql(query)
     // Plans follow statistics: on a small, fresh table a sequential scan is cheaper, so scans are
@@ -119,9 +156,14 @@ describe('rental_type filters rentals only', () => {
     const biz = await seedBusiness(ctx)
     const saleOnly = await createPublished(ctx, biz.apiKey, { characteristics: { temporal_renting: true } })
     const temporal = await createPublished(ctx, biz.apiKey, { operations: ['alquiler'], pricing: { rent: 900 }, characteristics: { temporal_renting: true } })
-    const both = await createPublished(ctx, biz.apiKey, { operations: ['venta', 'alquiler'], pricing: { sale: 1, rent: 2 }, characteristics: { temporal_renting: true } })
+    const both = await createPublished(ctx, biz.apiKey, {
+      operations: ['venta', 'alquiler'],
+      pricing: { sale: 1, rent: 2 },
+      characteristics: { temporal_renting: true },
+    })
     const annual = await createPublished(ctx, biz.apiKey, { operations: ['alquiler'], pricing: { rent: 700 } })
-    const list = async (q: string) => ((await call(ctx.app, 'GET', `/v1/properties?${q}`, { key: biz.apiKey })).body.data as { id: number }[]).map((p) => p.id).sort((a, b) => a - b)
+    const list = async (q: string) =>
+      ((await call(ctx.app, 'GET', `/v1/properties?${q}`, { key: biz.apiKey })).body.data as { id: number }[]).map((p) => p.id).sort((a, b) => a - b)
     expect(await list('rental_type=temporal')).toEqual([temporal, both].sort((a, b) => a - b))
     expect(await list('rental_type=anual')).toEqual([annual])
     expect(saleOnly).toBeGreaterThan(0)

@@ -61,7 +61,9 @@ describe('catalogue page cache', () => {
 
   test('a change by any other writer (SQL here: a worker, the CLI, a cascade) is seen too', async () => {
     const before = await list(biz.apiKey)
-    await ctx.deps.database.db.execute(sql`update catalogue_entries set doc = json_build_object('id', property_id, 'title', 'rewritten') where property_id = ${ids[1]}`)
+    await ctx.deps.database.db.execute(
+      sql`update catalogue_entries set doc = json_build_object('id', property_id, 'title', 'rewritten') where property_id = ${ids[1]}`,
+    )
     const rewritten = await list(biz.apiKey)
     expect(rewritten.data.map((p: any) => p.title)).toContain('rewritten')
     expect(rewritten.count).toBe(before.count)
@@ -84,7 +86,11 @@ describe('catalogue page cache', () => {
 
   test('pages of a business whose documents are kept take them from the cache, and answer as without a cache', async () => {
     const b = await seedBusiness(ctx)
-    const cities = [['Madrid', 40.42, -3.7], ['Valencia', 39.47, -0.38], ['Sevilla', 37.39, -5.98]] as const
+    const cities = [
+      ['Madrid', 40.42, -3.7],
+      ['Valencia', 39.47, -0.38],
+      ['Sevilla', 37.39, -5.98],
+    ] as const
     for (let i = 0; i < 24; i++) {
       const [city, lat, lng] = cities[i % 3]
       await createPublished(ctx, b.apiKey, {
@@ -96,14 +102,23 @@ describe('catalogue page cache', () => {
       })
     }
     const queries = [
-      'limit=5', 'limit=5&offset=5', 'limit=7&offset=10', 'operation=venta&limit=4&sort=price_desc', 'operation=venta&min_price=150000&limit=3',
-      'city=Valencia&limit=3', 'q=piscina&limit=4', 'q=terraza&limit=4&offset=4', 'min_bedrooms=3&limit=5',
-      `locations=${encodeURIComponent(JSON.stringify([{ geometry: { type: 'circle', center: { lat: 40.42, lng: -3.7 }, radius: 5000 } }]))}&limit=3`, 'offset=50',
+      'limit=5',
+      'limit=5&offset=5',
+      'limit=7&offset=10',
+      'operation=venta&limit=4&sort=price_desc',
+      'operation=venta&min_price=150000&limit=3',
+      'city=Valencia&limit=3',
+      'q=piscina&limit=4',
+      'q=terraza&limit=4&offset=4',
+      'min_bedrooms=3&limit=5',
+      `locations=${encodeURIComponent(JSON.stringify([{ geometry: { type: 'circle', center: { lat: 40.42, lng: -3.7 }, radius: 5000 } }]))}&limit=3`,
+      'offset=50',
     ]
     const off = await createTestContext({ CATALOGUE_CACHE_MB: '0' })
     try {
       const same = async () => {
-        for (const query of queries) expect(await list(b.apiKey, query), query).toEqual((await call(off.app, 'GET', `/v1/properties?${query}`, { key: b.apiKey })).body)
+        for (const query of queries)
+          expect(await list(b.apiKey, query), query).toEqual((await call(off.app, 'GET', `/v1/properties?${query}`, { key: b.apiKey })).body)
       }
       const before = cache().docHits
       await same()

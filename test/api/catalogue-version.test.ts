@@ -41,11 +41,15 @@ const version = (businessId = biz.id) => catalogueVersionOf(ctx.deps.database.db
 /** Microseconds since the epoch (a JS Date would round two quick changes to the same millisecond). */
 const micros = (column: string) => `(extract(epoch from ${column}) * 1000000)::bigint::text`
 async function rowChangedAt(propertyId: number): Promise<bigint | null> {
-  const rows = await ctx.deps.database.sql.unsafe<{ us: string }[]>(`select ${micros('changed_at')} as us from catalogue_entries where property_id = $1`, [propertyId])
+  const rows = await ctx.deps.database.sql.unsafe<{ us: string }[]>(`select ${micros('changed_at')} as us from catalogue_entries where property_id = $1`, [
+    propertyId,
+  ])
   return rows[0] ? BigInt(rows[0].us) : null
 }
 async function businessChangedAt(businessId = biz.id): Promise<bigint> {
-  const rows = await ctx.deps.database.sql.unsafe<{ us: string }[]>(`select ${micros('catalogue_changed_at')} as us from businesses where id = $1`, [businessId])
+  const rows = await ctx.deps.database.sql.unsafe<{ us: string }[]>(`select ${micros('catalogue_changed_at')} as us from businesses where id = $1`, [
+    businessId,
+  ])
   return BigInt(rows[0].us)
 }
 
@@ -81,7 +85,9 @@ describe('catalogue version and changed_at', () => {
   })
 
   test('PATCH of a published listing bumps the version and moves changed_at', async () => {
-    const r = await across(id, async () => expect((await call(ctx.app, 'PATCH', `/v1/properties/${id}`, { key: biz.apiKey, body: { title: 'Ático reformado' } })).status).toBe(200))
+    const r = await across(id, async () =>
+      expect((await call(ctx.app, 'PATCH', `/v1/properties/${id}`, { key: biz.apiKey, body: { title: 'Ático reformado' } })).status).toBe(200),
+    )
     expect(r.bumps).toBe(1)
     expect(r.after.row!).toBeGreaterThan(r.before.row!)
     expect(r.after.at).toBeGreaterThan(r.before.at)

@@ -22,7 +22,8 @@ let browser: BrowserContext | undefined
 let profile: string
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is not installed at ${CHROMIUM}: the /docs browser test needs Debian's package (apt-get install -y chromium)`)
+  if (!existsSync(CHROMIUM))
+    throw new Error(`Chromium is not installed at ${CHROMIUM}: the /docs browser test needs Debian's package (apt-get install -y chromium)`)
   service = await startService()
   profile = await mkdtemp(join(tmpdir(), 'chromium-profile-'))
   // A persistent context is the only way playwright takes a user data dir; a fresh one per run.
@@ -79,11 +80,16 @@ describe('/docs in headless Chromium, offline', () => {
     expect(res?.status()).toBe(200)
 
     const doc: any = await (await fetch(`${service.baseUrl}/openapi.json`)).json()
-    const summaries: string[] = Object.values<any>(doc.paths).flatMap((item) => Object.values<any>(item).map((op) => op.summary)).filter(Boolean)
+    const summaries: string[] = Object.values<any>(doc.paths)
+      .flatMap((item) => Object.values<any>(item).map((op) => op.summary))
+      .filter(Boolean)
     expect(summaries.length).toBeGreaterThan(40)
     // Every tag is open (defaultOpenAllTags), so the sidebar lists every operation by its summary.
     const sidebar = page.locator('.sidebar, [class*="sidebar"]').first()
-    await sidebar.getByText(summaries[summaries.length - 1], { exact: true }).first().waitFor({ timeout: 45_000 })
+    await sidebar
+      .getByText(summaries[summaries.length - 1], { exact: true })
+      .first()
+      .waitFor({ timeout: 45_000 })
     // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText() is the rendered text the reader sees; textContent() would count hidden text
     const text = await page.locator('body').innerText()
     const missing = summaries.filter((s) => !text.includes(s))

@@ -18,7 +18,9 @@ describe('validationFailure', () => {
         return new Response('x', { status: 422 })
       })
       .post('/x', () => 'ok', { body: t.Object({ name: t.String(), n: t.Integer() }, { additionalProperties: false }) })
-    await app.handle(new Request('http://localhost/x', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: 'one', extra: 1 }) }))
+    await app.handle(
+      new Request('http://localhost/x', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: 'one', extra: 1 }) }),
+    )
     expect(caught).toBeInstanceOf(ValidationError)
     const failure = validationFailure(caught as ValidationError)
     expect(failure.target).toBe('body')
@@ -47,9 +49,7 @@ describe('validationFailure', () => {
 
 test('matchedRoute gives the route path after the response, and nothing for an unmatched request', async () => {
   const seen: (string | undefined)[] = []
-  const app = new Elysia()
-    .onAfterResponse({ as: 'global' }, (ctx) => void seen.push(matchedRoute(ctx)))
-    .get('/things/:id', () => 'ok')
+  const app = new Elysia().onAfterResponse({ as: 'global' }, (ctx) => void seen.push(matchedRoute(ctx))).get('/things/:id', () => 'ok')
   await app.handle(new Request('http://localhost/things/7'))
   await app.handle(new Request('http://localhost/nothing'))
   await eventually(async () => seen.length === 2, { what: 'both after-response hooks' })

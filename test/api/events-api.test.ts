@@ -83,7 +83,7 @@ describe('GET /events', () => {
     for (const q of ['?limit=0', '?limit=1001', '?after=-1', '?after=x']) expect((await list(b.apiKey, q)).status, q).toBe(422)
   })
 
-  test('a key sees only the events its scopes can read; other businesses\' events are absent', async () => {
+  test("a key sees only the events its scopes can read; other businesses' events are absent", async () => {
     const b = await seedBusiness(ctx)
     await createLead(ctx, b.apiKey)
     await call(ctx.app, 'POST', '/v1/properties', { key: b.apiKey, body: propertyBody() })

@@ -18,13 +18,19 @@ beforeAll(async () => {
 })
 afterAll(() => ctx.close())
 
-interface StoredEvent { id: string; type: string; sequence: number; data: { object: Record<string, any>; previous_attributes?: Record<string, unknown> } }
+interface StoredEvent {
+  id: string
+  type: string
+  sequence: number
+  data: { object: Record<string, any>; previous_attributes?: Record<string, unknown> }
+}
 
 /** Sequences are given by the relay after commit (docs/events.md); tests without a worker relay here. */
 async function eventsOf(businessId: number): Promise<StoredEvent[]> {
   await relayAll(ctx.deps)
   const rows = await ctx.deps.database.db.execute<{ id: string; type: string; sequence: string; data: StoredEvent['data'] }>(
-    sql`select id, type, sequence, data from events where business_id = ${businessId} order by sequence`)
+    sql`select id, type, sequence, data from events where business_id = ${businessId} order by sequence`,
+  )
   return [...rows].map((r) => ({ ...r, sequence: Number(r.sequence) }))
 }
 
@@ -53,9 +59,18 @@ describe('lead events', () => {
     const bodies = [
       { name: 'Solo Nombre' },
       {
-        name: '  Émile Ñúñez 🏠  ', type: 'propietario', email: `MiXeD.${Date.now()}@Example.com`, source: 'portal "x"\n', operation: 'traspaso',
-        property_types: ['local', 'apartamento'], rating: 5, urgency: 'alta-urgencia', budget_max: 1234.56, min_bedrooms: 0,
-        search_location: { zeta: [1, 2.5, { b: null, a: 'ü' }], a: true, name: 'Ruzafa', long_key_name: { nested: {} } }, notes: 'línea 1\nlínea 2 \u2028 <&>',
+        name: '  Émile Ñúñez 🏠  ',
+        type: 'propietario',
+        email: `MiXeD.${Date.now()}@Example.com`,
+        source: 'portal "x"\n',
+        operation: 'traspaso',
+        property_types: ['local', 'apartamento'],
+        rating: 5,
+        urgency: 'alta-urgencia',
+        budget_max: 1234.56,
+        min_bedrooms: 0,
+        search_location: { zeta: [1, 2.5, { b: null, a: 'ü' }], a: true, name: 'Ruzafa', long_key_name: { nested: {} } },
+        notes: 'línea 1\nlínea 2 \u2028 <&>',
       },
     ]
     for (const body of bodies) {
@@ -91,7 +106,8 @@ describe('lead events', () => {
   test('stored ingest leads record lead.created each, duplicates none', async () => {
     const b = await seedBusiness(ctx)
     const phone = uniquePhone()
-    const lead = (name: string, p = uniquePhone()) => buildIngestLead(b.id, { source: 'landing', sourcePage: 'https://example.com/', contact: { name, phone: p }, search: {} })
+    const lead = (name: string, p = uniquePhone()) =>
+      buildIngestLead(b.id, { source: 'landing', sourcePage: 'https://example.com/', contact: { name, phone: p }, search: {} })
     await storeIngestBatch(ctx.deps, [lead('uno', phone), lead('dos'), lead('tres', phone)])
     await storeIngestBatch(ctx.deps, [lead('cuatro', phone)])
     const events = await eventsOf(b.id)

@@ -23,12 +23,33 @@ beforeAll(async () => {
   ids.public = await createPublished(ctx, biz.apiKey, {
     title: HOSTILE,
     description: '<p>Primera</p><p>Segunda &amp; línea</p>',
-    characteristics: { energy_certificate: 'c', emissions: 'B', elevator: true, translations: { en: { title: 'Penthouse', description: '<p>Sea views &amp; a <b>pool</b></p>' } } },
-    features: [{ key: 'piscina', label: 'Piscina', value: true }, { key: 'garaje', label: 'Garaje', value: false }, { key: 'plazas', label: 'Plazas', value: 2 }, { key: 'vistas', label: HOSTILE, value: true }],
+    characteristics: {
+      energy_certificate: 'c',
+      emissions: 'B',
+      elevator: true,
+      translations: { en: { title: 'Penthouse', description: '<p>Sea views &amp; a <b>pool</b></p>' } },
+    },
+    features: [
+      { key: 'piscina', label: 'Piscina', value: true },
+      { key: 'garaje', label: 'Garaje', value: false },
+      { key: 'plazas', label: 'Plazas', value: 2 },
+      { key: 'vistas', label: HOSTILE, value: true },
+    ],
   })
-  ids.approximate = await createPublished(ctx, biz.apiKey, { location: { ...propertyBody().location, visibility: 'approximate' }, operations: ['alquiler'], pricing: { rent: 1150.5 } })
-  ids.hidden = await createPublished(ctx, biz.apiKey, { location: { city: 'Madrid', postal_code: '28013', coordinates: { latitude: 40.41, longitude: -3.70 }, visibility: 'hidden' } })
-  ids.transferOnly = await createPublished(ctx, biz.apiKey, { type: 'local', subtype: 'local_comercial', operations: ['traspaso'], pricing: { transfer: 40000 } })
+  ids.approximate = await createPublished(ctx, biz.apiKey, {
+    location: { ...propertyBody().location, visibility: 'approximate' },
+    operations: ['alquiler'],
+    pricing: { rent: 1150.5 },
+  })
+  ids.hidden = await createPublished(ctx, biz.apiKey, {
+    location: { city: 'Madrid', postal_code: '28013', coordinates: { latitude: 40.41, longitude: -3.7 }, visibility: 'hidden' },
+  })
+  ids.transferOnly = await createPublished(ctx, biz.apiKey, {
+    type: 'local',
+    subtype: 'local_comercial',
+    operations: ['traspaso'],
+    pricing: { transfer: 40000 },
+  })
   ids.draft = await createProperty(ctx, biz.apiKey)
   feedUrl = new URL((await createFeed(ctx.deps, biz.id, 'kyero')).url).pathname
 })

@@ -33,21 +33,29 @@ function site(page: () => string) {
     fetch(request) {
       const path = new URL(request.url).pathname
       if (path === '/') return new Response(page(), { headers: { 'content-type': 'text/html; charset=utf-8' } })
-      if (path === '/gracias.html') return new Response('<!doctype html><title>Gracias</title><h1>¡Gracias por escribirnos!</h1>', { headers: { 'content-type': 'text/html; charset=utf-8' } })
+      if (path === '/gracias.html')
+        return new Response('<!doctype html><title>Gracias</title><h1>¡Gracias por escribirnos!</h1>', {
+          headers: { 'content-type': 'text/html; charset=utf-8' },
+        })
       return new Response('not found', { status: 404 })
     },
   })
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is not installed at ${CHROMIUM}: the landing-form browser test needs Debian's package (apt-get install -y chromium)`)
+  if (!existsSync(CHROMIUM))
+    throw new Error(`Chromium is not installed at ${CHROMIUM}: the landing-form browser test needs Debian's package (apt-get install -y chromium)`)
   service = await startService()
   biz = await seedBusiness(service.ctx)
   const html = await Bun.file(PAGE).text()
   // Filled at request time: the key names the listed site's origin, known once it listens.
   let key = ''
   let thanks = ''
-  const page = () => html.replaceAll('https://api.example.com', service.baseUrl).replaceAll(/AC_PUB_x+\.x+/g, key).replaceAll('https://landing.example.com/gracias.html', thanks)
+  const page = () =>
+    html
+      .replaceAll('https://api.example.com', service.baseUrl)
+      .replaceAll(/AC_PUB_x+\.x+/g, key)
+      .replaceAll('https://landing.example.com/gracias.html', thanks)
   listed = site(page)
   unlisted = site(page)
   key = (await publishableKey(service.ctx, biz.id, { origins: [origin(listed)], ratePerIp: '100/min' })).apiKey
@@ -56,7 +64,16 @@ beforeAll(async () => {
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
+    ],
   })
 }, 60_000)
 
@@ -84,7 +101,10 @@ describe('examples/landing-form/index.html in Chromium', () => {
     const context = await browser.newContext()
     const page = await context.newPage()
     const requests: string[] = []
-    page.on('request', (r) => r.url().startsWith(service.baseUrl) && requests.push(`${r.method()} ${new URL(r.url()).pathname} ${r.headers()['idempotency-key'] ?? ''}`))
+    page.on(
+      'request',
+      (r) => r.url().startsWith(service.baseUrl) && requests.push(`${r.method()} ${new URL(r.url()).pathname} ${r.headers()['idempotency-key'] ?? ''}`),
+    )
     await page.goto(`${origin(listed)}/`)
     const email = `browser.${Date.now()}@example.com`
     await fillJs(page, { name: 'Lucía Navegador', email, message: 'Quiero visitar el piso.' })
@@ -139,7 +159,10 @@ describe('examples/landing-form/index.html in Chromium', () => {
     await page.fill('#ns-name', 'Sin JavaScript')
     await page.fill('#ns-email', email)
     await page.fill('#ns-message', 'Llamadme, por favor.')
-    await Promise.all([page.waitForURL(`${origin(listed)}/gracias.html`, { timeout: 15_000 }), page.click('noscript form button[type=submit], form[method=post] button[type=submit]')])
+    await Promise.all([
+      page.waitForURL(`${origin(listed)}/gracias.html`, { timeout: 15_000 }),
+      page.click('noscript form button[type=submit], form[method=post] button[type=submit]'),
+    ])
     expect(await page.textContent('h1')).toContain('Gracias')
     const leads = await leadByEmail(email)
     expect(leads).toHaveLength(1)

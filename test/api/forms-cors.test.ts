@@ -25,7 +25,9 @@ describe('preflight (OPTIONS, no key)', () => {
   for (const path of ['/v1/leads/ingest', '/v1/leads/inquiries']) {
     test(`${path}: 204 with exactly the preflight fields, whatever the origin`, async () => {
       for (const origin of [LANDING, 'https://anyone.example']) {
-        const res = await call(ctx.app, 'OPTIONS', path, { headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-api-key,idempotency-key' } })
+        const res = await call(ctx.app, 'OPTIONS', path, {
+          headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-api-key,idempotency-key' },
+        })
         expect(res.status, res.text).toBe(204)
         expect(res.text).toBe('')
         expect(res.headers.get('access-control-allow-origin')).toBe(origin)
@@ -33,7 +35,12 @@ describe('preflight (OPTIONS, no key)', () => {
         expect(res.headers.get('access-control-allow-headers')).toBe('Content-Type, X-Api-Key, Idempotency-Key')
         expect(res.headers.get('access-control-max-age')).toBe('600')
         expect(res.headers.get('vary')).toBe('Origin')
-        expect(corsNames(res.headers)).toEqual(['access-control-allow-headers', 'access-control-allow-methods', 'access-control-allow-origin', 'access-control-max-age'])
+        expect(corsNames(res.headers)).toEqual([
+          'access-control-allow-headers',
+          'access-control-allow-methods',
+          'access-control-allow-origin',
+          'access-control-max-age',
+        ])
         expect(res.headers.get('x-request-id')).toBeString()
       }
     })
@@ -53,7 +60,10 @@ describe('preflight (OPTIONS, no key)', () => {
 
 describe('the request itself with a publishable key', () => {
   test('from a listed origin: accepted, with Access-Control-Allow-Origin, Vary and the exposed fields', async () => {
-    for (const [path, body] of [['/v1/leads/ingest', ingestBody()], ['/v1/leads/inquiries', inquiryBody()]] as const) {
+    for (const [path, body] of [
+      ['/v1/leads/ingest', ingestBody()],
+      ['/v1/leads/inquiries', inquiryBody()],
+    ] as const) {
       const res = await call(ctx.app, 'POST', path, { key: pub.apiKey, body, headers: { origin: LANDING } })
       expect(res.status, res.text).toBe(200)
       expect(res.headers.get('access-control-allow-origin')).toBe(LANDING)
@@ -66,7 +76,11 @@ describe('the request itself with a publishable key', () => {
   })
 
   test('refusals from a listed origin carry the CORS fields too, so the page can read them', async () => {
-    const res = await call(ctx.app, 'POST', '/v1/leads/inquiries', { key: pub.apiKey, body: { contact: { name: 'Ana' }, message: 'x' }, headers: { origin: LANDING } })
+    const res = await call(ctx.app, 'POST', '/v1/leads/inquiries', {
+      key: pub.apiKey,
+      body: { contact: { name: 'Ana' }, message: 'x' },
+      headers: { origin: LANDING },
+    })
     expect(res.status).toBe(422)
     expect(res.headers.get('access-control-allow-origin')).toBe(LANDING)
     expect(res.headers.get('access-control-expose-headers')).toContain('RateLimit')
@@ -87,7 +101,10 @@ describe('the request itself with a publishable key', () => {
       'null',
     ]
     for (const origin of [...refusedOrigins, null]) {
-      for (const [path, body] of [['/v1/leads/ingest', ingestBody()], ['/v1/leads/inquiries', inquiryBody()]] as const) {
+      for (const [path, body] of [
+        ['/v1/leads/ingest', ingestBody()],
+        ['/v1/leads/inquiries', inquiryBody()],
+      ] as const) {
         const res = await call(ctx.app, 'POST', path, { key: pub.apiKey, body, headers: origin === null ? {} : { origin } })
         expect(res.status, `${origin} ${path}: ${res.text}`).toBe(403)
         expect(res.headers.get('content-type')).toStartWith('application/problem+json')

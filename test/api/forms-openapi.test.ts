@@ -31,7 +31,8 @@ describe('/openapi.json, contract §16', () => {
       expect(responses['429'].headers['Retry-After'].schema).toEqual({ type: 'integer', minimum: 1 })
       expect(responses['429'].content['application/problem+json'].schema).toEqual({ $ref: '#/components/schemas/Problem' })
       for (const [status, response] of Object.entries<any>(responses)) {
-        for (const name of ['RateLimit-Policy', 'RateLimit', 'Access-Control-Allow-Origin', 'Access-Control-Expose-Headers', 'Vary']) expect(response.headers[name], `${path} ${status} ${name}`).toBeDefined()
+        for (const name of ['RateLimit-Policy', 'RateLimit', 'Access-Control-Allow-Origin', 'Access-Control-Expose-Headers', 'Vary'])
+          expect(response.headers[name], `${path} ${status} ${name}`).toBeDefined()
       }
     }
     expect(doc.paths['/v1/leads'].post.responses['429']).toBeUndefined()
@@ -39,7 +40,10 @@ describe('/openapi.json, contract §16', () => {
   })
 
   test('the preflights: OPTIONS, no key, 204 with their fields', () => {
-    for (const [path, id] of [['/v1/leads/ingest', 'preflightRentalLeadIngest'], ['/v1/leads/inquiries', 'preflightLeadInquiry']]) {
+    for (const [path, id] of [
+      ['/v1/leads/ingest', 'preflightRentalLeadIngest'],
+      ['/v1/leads/inquiries', 'preflightLeadInquiry'],
+    ]) {
       const op = doc.paths[path].options
       expect(op.operationId).toBe(id)
       expect(op.security).toEqual([])

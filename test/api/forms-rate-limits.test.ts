@@ -23,8 +23,10 @@ afterAll(async () => {
   await ctx.close()
 })
 
-const ingest = (app: TestContext, key: string, headers: Record<string, string> = {}) => call(app.app, 'POST', '/v1/leads/ingest', { key, body: ingestBody(), headers: { origin: LANDING, ...headers } })
-const metric = async (name: string) => Number(new RegExp(`^${name.replace(/[{}"]/g, (c) => `\\${c}`)} (\\d+)$`, 'm').exec((await call(ctx.app, 'GET', '/metrics')).text)?.[1])
+const ingest = (app: TestContext, key: string, headers: Record<string, string> = {}) =>
+  call(app.app, 'POST', '/v1/leads/ingest', { key, body: ingestBody(), headers: { origin: LANDING, ...headers } })
+const metric = async (name: string) =>
+  Number(new RegExp(`^${name.replace(/[{}"]/g, (c) => `\\${c}`)} (\\d+)$`, 'm').exec((await call(ctx.app, 'GET', '/metrics')).text)?.[1])
 
 describe('limits and their fields', () => {
   test('per client address: 3/min lets three through, then 429 with Retry-After; the fields count down', async () => {
@@ -70,7 +72,7 @@ describe('limits and their fields', () => {
     expect(refused.headers.get('ratelimit')).toMatch(/"per-key";r=0;t=\d+/)
   })
 
-  test('a request refused by its address\'s limit does not use up the key\'s budget', async () => {
+  test("a request refused by its address's limit does not use up the key's budget", async () => {
     const key = await publishableKey(ctx, biz.id, { ratePerIp: '2/min', rate: '4/min' })
     const from = (address: string) => ingest(proxied, key.apiKey, { 'x-forwarded-for': address })
     const flood = []
@@ -115,7 +117,11 @@ describe('limits and their fields', () => {
 
   test('429s and requests by key kind are counted in /metrics', async () => {
     const key = await publishableKey(ctx, biz.id, { ratePerIp: '1/min' })
-    const [limited, publishable, secret] = [await metric('rate_limited_total{limit="per-ip"}'), await metric('api_key_requests_total{kind="publishable"}'), await metric('api_key_requests_total{kind="secret"}')]
+    const [limited, publishable, secret] = [
+      await metric('rate_limited_total{limit="per-ip"}'),
+      await metric('api_key_requests_total{kind="publishable"}'),
+      await metric('api_key_requests_total{kind="secret"}'),
+    ]
     await ingest(ctx, key.apiKey)
     await ingest(ctx, key.apiKey)
     await call(ctx.app, 'GET', '/v1/me', { key: biz.apiKey })
@@ -129,7 +135,8 @@ describe('the client address (TRUST_PROXY_HOPS)', () => {
   test('unset: X-Forwarded-For is ignored, every request of one connection peer counts together', async () => {
     const key = await publishableKey(ctx, biz.id, { ratePerIp: '2/min' })
     const statuses = []
-    for (const address of ['203.0.113.10', '203.0.113.11', '203.0.113.12']) statuses.push((await ingest(ctx, key.apiKey, { 'x-forwarded-for': address })).status)
+    for (const address of ['203.0.113.10', '203.0.113.11', '203.0.113.12'])
+      statuses.push((await ingest(ctx, key.apiKey, { 'x-forwarded-for': address })).status)
     expect(statuses).toEqual([200, 200, 429])
   })
 

@@ -35,22 +35,32 @@ describe('hostile input found by the fuzzer', () => {
         controller.close()
       },
     })
-    const res = await ctx.app.handle(new Request('http://localhost/v1/properties', { method: 'POST', headers: { 'x-api-key': biz.apiKey, 'content-type': 'application/json' }, body: stream }))
+    const res = await ctx.app.handle(
+      new Request('http://localhost/v1/properties', { method: 'POST', headers: { 'x-api-key': biz.apiKey, 'content-type': 'application/json' }, body: stream }),
+    )
     expect(res.status).toBe(413)
     expect(res.headers.get('content-type')).toStartWith('application/problem+json')
   })
 
   test('invalid UTF-8 in a JSON body is a 422', async () => {
     const bytes = new Uint8Array([...new TextEncoder().encode('{"title":"'), 0xc3, 0x28, ...new TextEncoder().encode('"}')])
-    const res = await ctx.app.handle(new Request('http://localhost/v1/properties', { method: 'POST', headers: { 'x-api-key': biz.apiKey, 'content-type': 'application/json' }, body: bytes }))
+    const res = await ctx.app.handle(
+      new Request('http://localhost/v1/properties', { method: 'POST', headers: { 'x-api-key': biz.apiKey, 'content-type': 'application/json' }, body: bytes }),
+    )
     expect(res.status).toBe(422)
     expect(((await res.json()) as any).errors[0].msg).toBe('Request body is not valid UTF-8')
   })
 
   test('NUL characters in body strings, keys or query values are a 422 at their place (PostgreSQL text cannot hold them)', async () => {
-    const body = await call(ctx.app, 'POST', '/v1/properties', { key: biz.apiKey, body: { ...propertyBody(), title: 'a\u0000b', location: { ...propertyBody().location, city: '\u0000' } } })
+    const body = await call(ctx.app, 'POST', '/v1/properties', {
+      key: biz.apiKey,
+      body: { ...propertyBody(), title: 'a\u0000b', location: { ...propertyBody().location, city: '\u0000' } },
+    })
     expect(body.status, body.text).toBe(422)
-    expect(body.body.errors.map((e: { loc: unknown }) => e.loc)).toEqual([['body', 'title'], ['body', 'location', 'city']])
+    expect(body.body.errors.map((e: { loc: unknown }) => e.loc)).toEqual([
+      ['body', 'title'],
+      ['body', 'location', 'city'],
+    ])
     const id = await createProperty(ctx, biz.apiKey)
     const patch = await call(ctx.app, 'PATCH', `/v1/properties/${id}`, { key: biz.apiKey, body: { description: '<p>\u0000</p>' } })
     expect(patch.status, patch.text).toBe(422)
@@ -67,7 +77,10 @@ describe('hostile input found by the fuzzer', () => {
     const raw = '{"name":"Ana","phone":"+34600111333","search_location":{"zone":"x\\ud800","\\udc00k":"v"}}'
     const res = await call(ctx.app, 'POST', '/v1/leads', { key: biz.apiKey, body: raw })
     expect(res.status, res.text).toBe(422)
-    expect(res.body.errors.map((e: { loc: unknown }) => e.loc)).toEqual([['body', 'search_location', 'zone'], ['body', 'search_location']])
+    expect(res.body.errors.map((e: { loc: unknown }) => e.loc)).toEqual([
+      ['body', 'search_location', 'zone'],
+      ['body', 'search_location'],
+    ])
     const ok = await call(ctx.app, 'POST', '/v1/leads', { key: biz.apiKey, body: '{"name":"Ana \\ud83d\\ude00","phone":"+34600111334"}' })
     expect(ok.status, ok.text).toBe(201)
   })
@@ -76,7 +89,10 @@ describe('hostile input found by the fuzzer', () => {
     const res = await call(ctx.app, 'POST', '/v1/leads', { key: biz.apiKey, body: '{"name":{"toString":-1.5,"valueOf":2},"phone":"+34600111335"}' })
     expect(res.status, res.text).toBe(422)
     expect(res.body.errors[0].loc).toEqual(['body', 'name'])
-    const ok = await call(ctx.app, 'POST', '/v1/leads', { key: biz.apiKey, body: '{"name":"Ana","phone":"+34600111336","search_location":{"toString":1,"name":"Centro"}}' })
+    const ok = await call(ctx.app, 'POST', '/v1/leads', {
+      key: biz.apiKey,
+      body: '{"name":"Ana","phone":"+34600111336","search_location":{"toString":1,"name":"Centro"}}',
+    })
     expect(ok.status, ok.text).toBe(201)
     const lead = await call(ctx.app, 'GET', `/v1/leads/${ok.body.id}`, { key: biz.apiKey })
     expect(lead.body.data.search_location).toEqual({ toString: 1, name: 'Centro' })
@@ -101,7 +117,10 @@ describe('hostile input found by the fuzzer', () => {
       expect(res.status, `leads ${q}: ${res.text}`).toBe(422)
       expect(res.body.errors[0].loc).toEqual(['query', 'offset'])
     }
-    const inquiry = await call(ctx.app, 'POST', '/v1/leads/inquiries', { key: biz.apiKey, body: { contact: { name: 'Ana', email: 'ana@example.com' }, message: 'Hola', property_id: 9007199254740994 } })
+    const inquiry = await call(ctx.app, 'POST', '/v1/leads/inquiries', {
+      key: biz.apiKey,
+      body: { contact: { name: 'Ana', email: 'ana@example.com' }, message: 'Hola', property_id: 9007199254740994 },
+    })
     expect(inquiry.status, inquiry.text).toBe(422)
     expect(inquiry.body.errors[0].loc).toEqual(['body', 'property_id'])
     const owner = await call(ctx.app, 'POST', '/v1/properties', { key: biz.apiKey, body: { ...propertyBody(), owner_id: 4294967296 } })

@@ -35,7 +35,8 @@ beforeAll(async () => {
 afterAll(() => ctx.close())
 
 /** The one documented 5xx (api-spec §4.11 rule 5, contract §8). */
-const documentedServerError = (op: Operation, status: number, body: Json) => op.operationId === 'ingestRentalLead' && status === 500 && body?.code === 'invalid_budget'
+const documentedServerError = (op: Operation, status: number, body: Json) =>
+  op.operationId === 'ingestRentalLead' && status === 500 && body?.code === 'invalid_budget'
 
 /** What is wrong with an answer, by the operation's own documentation (empty when nothing). */
 export function problemsOf(op: Operation, status: number, headers: Headers, text: string): string[] {
@@ -97,7 +98,10 @@ describe('hostile input generated from /openapi.json', () => {
           const problems = problemsOf(op, res.status, res.headers, res.text)
           // Collected rather than thrown, so one run shows every kind of failure at once.
           if (problems.length && failures.length < 200) {
-            failures.push(`${op.operationId} [${req.mutation}] ${req.method} ${req.url.slice(0, 200)} → ${res.status} ${res.text.slice(0, 300)}\n    ${problems.join('\n    ')}`)
+            failures.push(
+              `${op.operationId} [${req.mutation}] ${req.method} ${req.url.slice(0, 200)} ` +
+                `→ ${res.status} ${res.text.slice(0, 300)}\n    ${problems.join('\n    ')}`,
+            )
           }
         }),
         { seed: SEED + ops.indexOf(op), numRuns: perOperation },

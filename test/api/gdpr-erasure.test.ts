@@ -31,7 +31,9 @@ afterAll(async () => {
 /** Every row of every table whose text contains `value` (case-insensitive): table → count. */
 async function tablesHolding(value: string): Promise<Record<string, number>> {
   const db = ctx.deps.database.db
-  const tables = await db.execute<{ table_name: string }>(sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`)
+  const tables = await db.execute<{ table_name: string }>(
+    sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`,
+  )
   const found: Record<string, number> = {}
   for (const { table_name } of tables) {
     const [row] = await db.execute<{ n: number }>(sql`select count(*)::int as n from ${sql.identifier(table_name)} t where t::text ilike ${`%${value}%`}`)
@@ -68,7 +70,11 @@ test('export holds everything; erasure leaves the person nowhere in PostgreSQL o
   await configureEndpoint(ctx, biz.id, 'http://127.0.0.1:9/outreach')
   const hook = await createEndpoint(ctx, biz.apiKey, 'http://127.0.0.1:9/hook')
 
-  const created = await call(ctx.app, 'POST', '/v1/leads', { key: biz.apiKey, body: { name, email, phone, notes: `Llamar a ${name}` }, headers: { 'idempotency-key': `lead-${tag}` } })
+  const created = await call(ctx.app, 'POST', '/v1/leads', {
+    key: biz.apiKey,
+    body: { name, email, phone, notes: `Llamar a ${name}` },
+    headers: { 'idempotency-key': `lead-${tag}` },
+  })
   expect(created.status, created.text).toBe(201)
   const id = created.body.id as number
   await call(ctx.app, 'PATCH', `/v1/leads/${id}`, { key: biz.apiKey, body: { name: `${name} Segunda`, rating: 4 } })
@@ -79,7 +85,9 @@ test('export holds everything; erasure leaves the person nowhere in PostgreSQL o
   })
   expect(inquiry.body).toMatchObject({ lead_id: id, lead_created: false, outreach: 'queued' })
   // A rental-ingest lead of the same person still waiting in Redis (no ingest worker here).
-  await ctx.deps.queues.enqueue('lead-ingest', { leads: [buildIngestLead(biz.id, { source: 'landing', sourcePage: 'https://example.com/', contact: { name, phone }, search: {} })] })
+  await ctx.deps.queues.enqueue('lead-ingest', {
+    leads: [buildIngestLead(biz.id, { source: 'landing', sourcePage: 'https://example.com/', contact: { name, phone }, search: {} })],
+  })
   // Webhook deliveries of the person's events, pending (the endpoint has no receiver).
   await relayAll(ctx.deps)
 
@@ -111,7 +119,14 @@ test('export holds everything; erasure leaves the person nowhere in PostgreSQL o
     ['inquiry.created', { object: { id: inquiry.body.inquiry_id } }],
     ['lead.deleted', { object: { id } }],
   ])
-  const states = await ctx.deps.database.db.execute<{ state: string }>(sql`select state from webhook_deliveries where endpoint_id = ${hook.id} and event_id = any(${sql.raw(`array[${events.slice(0, 3).map((e) => `'${e.id}'`).join(',')}]`)})`)
+  const states = await ctx.deps.database.db.execute<{ state: string }>(
+    sql`select state from webhook_deliveries where endpoint_id = ${hook.id} and event_id = any(${sql.raw(
+      `array[${events
+        .slice(0, 3)
+        .map((e) => `'${e.id}'`)
+        .join(',')}]`,
+    )})`,
+  )
   expect([...states].map((s) => s.state)).toEqual(['cancelled', 'cancelled', 'cancelled'])
 
   // The Redis side is a queued clean-up: wait for it, then search everything.
@@ -147,7 +162,11 @@ test('a lead erased before the relay took its events: the outbox keeps only ids,
   const id = (await call(ctx.app, 'POST', '/v1/leads', { key: biz.apiKey, body: { name, email, phone } })).body.id as number
   await call(ctx.app, 'PATCH', `/v1/leads/${id}`, { key: biz.apiKey, body: { notes: `Escribir a ${email}` } })
   const inquiry = await call(ctx.app, 'POST', '/v1/leads/inquiries', { key: biz.apiKey, body: { contact: { name, email, phone }, message: `Soy ${name}` } })
-  const outbox = async () => [...await ctx.deps.database.db.execute<{ type: string; data: unknown; contact: unknown }>(sql`select type, data, contact from event_outbox where business_id = ${biz.id} order by n`)]
+  const outbox = async () => [
+    ...(await ctx.deps.database.db.execute<{ type: string; data: unknown; contact: unknown }>(
+      sql`select type, data, contact from event_outbox where business_id = ${biz.id} order by n`,
+    )),
+  ]
   expect((await outbox()).map((r) => r.type)).toEqual(['lead.created', 'lead.updated', 'inquiry.created'])
 
   expect((await call(ctx.app, 'DELETE', `/v1/leads/${id}`, { key: biz.apiKey })).status).toBe(200)

@@ -86,7 +86,12 @@ describe('request head', () => {
 describe('request bodies', () => {
   test('a JSON body declared over Bun’s former limit is the API’s 413 problem+json, and the connection closes unread', async () => {
     for (const size of [MAX_JSON_BODY_BYTES + 1, 30 * 1024 * 1024, 500 * 1024 * 1024]) {
-      const res = await rawRequest(api.port, `POST /v1/leads HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${biz.apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`, '{"name":', { until: 'closed' })
+      const res = await rawRequest(
+        api.port,
+        `POST /v1/leads HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${biz.apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`,
+        '{"name":',
+        { until: 'closed' },
+      )
       expectProblem(res, 413, 'payload_too_large')
       expect(res.closed).toBe(true)
     }
@@ -102,7 +107,12 @@ describe('request bodies', () => {
         c.enqueue(chunk)
       },
     })
-    const res = await fetch(`${base}/v1/leads`, { method: 'POST', headers: { 'x-api-key': biz.apiKey, 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit).catch((e) => e as Error)
+    const res = await fetch(`${base}/v1/leads`, {
+      method: 'POST',
+      headers: { 'x-api-key': biz.apiKey, 'content-type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit).catch((e) => e as Error)
     if (res instanceof Error) throw res
     expect(res.status).toBe(413)
     expect(res.headers.get('content-type')).toStartWith('application/problem+json')
@@ -113,7 +123,10 @@ describe('request bodies', () => {
   describe('the local upload PUT keeps its own limit', () => {
     async function uploadTarget(size: number) {
       const id = await createProperty(ctx, biz.apiKey)
-      const res = await call(ctx.app, 'POST', `/v1/properties/${id}/images/uploads`, { key: biz.apiKey, body: { files: [{ filename: 'a.png', content_type: 'image/png', size }] } })
+      const res = await call(ctx.app, 'POST', `/v1/properties/${id}/images/uploads`, {
+        key: biz.apiKey,
+        body: { files: [{ filename: 'a.png', content_type: 'image/png', size }] },
+      })
       expect(res.status, res.text).toBe(201)
       const file = res.body.files[0] as { url: string; headers: Record<string, string> }
       const u = new URL(file.url)
@@ -123,7 +136,12 @@ describe('request bodies', () => {
     test('a declared size over the signed one (and over Bun’s former limit) is a 413 problem+json, unread', async () => {
       const t = await uploadTarget(MAX_UPLOAD_BYTES)
       for (const size of [MAX_UPLOAD_BYTES + 1, 30 * 1024 * 1024, 2 * 1024 * 1024 * 1024]) {
-        const res = await rawRequest(api.port, `PUT ${t.path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${t.headers['content-type']}\r\nContent-Length: ${size}\r\n\r\n`, 'x'.repeat(1000), { until: 'closed' })
+        const res = await rawRequest(
+          api.port,
+          `PUT ${t.path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${t.headers['content-type']}\r\nContent-Length: ${size}\r\n\r\n`,
+          'x'.repeat(1000),
+          { until: 'closed' },
+        )
         expectProblem(res, 413, 'payload_too_large')
         expect(res.closed).toBe(true)
       }

@@ -14,17 +14,29 @@ beforeAll(async () => {
   // A fresh instance: routes added to the shared authPlugin would appear in every app built
   // later in the same test process (and in its OpenAPI document).
   ;(ctx.app as any).use(
-    new Elysia().use(authPlugin).post('/v1/__echo', ({ body }) => body, {
-      scope: 'leads:read',
-      body: T.Object({ name: T.String({ minLength: 1 }), nested: T.Optional(T.Object({ n: T.Integer() }, { additionalProperties: false })) }, { additionalProperties: false }),
-    }).post('/v1/__write', () => ({ ok: true }), { scope: 'leads:write' }),
+    new Elysia()
+      .use(authPlugin)
+      .post('/v1/__echo', ({ body }) => body, {
+        scope: 'leads:read',
+        body: T.Object(
+          { name: T.String({ minLength: 1 }), nested: T.Optional(T.Object({ n: T.Integer() }, { additionalProperties: false })) },
+          { additionalProperties: false },
+        ),
+      })
+      .post('/v1/__write', () => ({ ok: true }), { scope: 'leads:write' }),
   )
 })
 afterAll(() => ctx.close())
 
 describe('every response', () => {
   test('carries Cache-Control: no-store and X-Request-Id, errors included', async () => {
-    for (const [method, path, key] of [['GET', '/v1/me', biz.apiKey], ['GET', '/v1/me', null], ['GET', '/v1/nowhere', biz.apiKey], ['GET', '/healthz', null], ['GET', '/nowhere', null]] as const) {
+    for (const [method, path, key] of [
+      ['GET', '/v1/me', biz.apiKey],
+      ['GET', '/v1/me', null],
+      ['GET', '/v1/nowhere', biz.apiKey],
+      ['GET', '/healthz', null],
+      ['GET', '/nowhere', null],
+    ] as const) {
       const res = await call(ctx.app, method, path, { key })
       expect(res.headers.get('cache-control'), `${method} ${path}`).toBe('no-store')
       expect(res.headers.get('x-request-id'), `${method} ${path}`).toMatch(/^[0-9a-f-]{36}$/)
@@ -69,7 +81,9 @@ describe('errors (contract §6)', () => {
   })
 
   test('missing Content-Type → 422', async () => {
-    const res = await ctx.app.handle(new Request('http://localhost/v1/__echo', { method: 'POST', headers: { 'x-api-key': biz.apiKey }, body: new Blob(['{"name":"x"}']) }))
+    const res = await ctx.app.handle(
+      new Request('http://localhost/v1/__echo', { method: 'POST', headers: { 'x-api-key': biz.apiKey }, body: new Blob(['{"name":"x"}']) }),
+    )
     const body = (await res.json()) as { errors: { loc: string[] }[] }
     expect(res.status, JSON.stringify(body)).toBe(422)
     expect(body.errors[0].loc).toEqual(['header', 'content-type'])
@@ -81,13 +95,21 @@ describe('errors (contract §6)', () => {
   })
 
   test('JSON with charset is accepted', async () => {
-    const res = await call(ctx.app, 'POST', '/v1/__echo', { key: biz.apiKey, body: '{"name":"x"}', headers: { 'content-type': 'application/json; charset=utf-8' } })
+    const res = await call(ctx.app, 'POST', '/v1/__echo', {
+      key: biz.apiKey,
+      body: '{"name":"x"}',
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    })
     expect(res.status, res.text).toBe(200)
   })
 
   test('body over 1 MiB → 413', async () => {
     const big = JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10) })
-    const res = await call(ctx.app, 'POST', '/v1/__echo', { key: biz.apiKey, body: big, headers: { 'content-type': 'application/json', 'content-length': String(big.length) } })
+    const res = await call(ctx.app, 'POST', '/v1/__echo', {
+      key: biz.apiKey,
+      body: big,
+      headers: { 'content-type': 'application/json', 'content-length': String(big.length) },
+    })
     expect(res.status, res.text.slice(0, 300)).toBe(413)
     expect(res.headers.get('content-type')).toStartWith('application/problem+json')
   })

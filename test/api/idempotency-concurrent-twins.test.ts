@@ -74,7 +74,12 @@ async function waitingTwin<T>(recheck: HeldTimers, run: (db: Db) => Promise<T>) 
   const twin = run(twinDb.db).finally(() => (settled = true))
   twin.catch(() => {})
   // Claim (refused), read, read again once subscribed; then one re-check timer, and nothing else.
-  await eventually(async () => twinDb.reads === 3 && recheck.pending === 1, { what: 'the twin to wait on its re-check', get detail() { return `${twinDb.reads} reads, ${recheck.pending} re-checks pending` } })
+  await eventually(async () => twinDb.reads === 3 && recheck.pending === 1, {
+    what: 'the twin to wait on its re-check',
+    get detail() {
+      return `${twinDb.reads} reads, ${recheck.pending} re-checks pending`
+    },
+  })
   return { twin, twinDb, settled: () => settled }
 }
 
@@ -92,9 +97,11 @@ describe('idempotent twins wait on a notification', () => {
     await g.entered // the first holds the claim
     const recheck = holdTimers(RECHECK_MS)
     try {
-      const { twin, twinDb, settled } = await waitingTwin(recheck, (db) => idempotent(db, s, async () => {
-        throw new Error('the twin must not run the operation')
-      }))
+      const { twin, twinDb, settled } = await waitingTwin(recheck, (db) =>
+        idempotent(db, s, async () => {
+          throw new Error('the twin must not run the operation')
+        }),
+      )
       // Each re-check is one read, and the twin waits again.
       recheck.fire()
       await eventually(async () => twinDb.reads === 4 && recheck.pending === 1, { what: 'one re-check, then waiting again' })
@@ -147,9 +154,11 @@ describe('idempotent twins wait on a notification', () => {
     await g.entered // the first holds the claim
     const recheck = holdTimers(RECHECK_MS)
     try {
-      const { twin, twinDb, settled } = await waitingTwin(recheck, (db) => idempotent(db, s, async () => {
-        throw new Error('the twin must not run the operation')
-      }))
+      const { twin, twinDb, settled } = await waitingTwin(recheck, (db) =>
+        idempotent(db, s, async () => {
+          throw new Error('the twin must not run the operation')
+        }),
+      )
       // The answer appears without any NOTIFY (as if the notification were lost): the twin still waits.
       await ctx.deps.database.db.execute(sql`update idempotency_keys set state = 'done', response_status = 201, response_body = '{"status":"ok","id":9}'
         where api_key_id = ${s.apiKeyId} and operation = ${s.operation} and key = ${s.key}`)

@@ -44,7 +44,15 @@ describe('replays are the first answer byte for byte', () => {
       ['/v1/properties', propertyBody()],
       ['/v1/leads', leadBody()],
       ['/v1/leads/inquiries', inquiryBody({ property_id: propertyId, contact: { name: 'Ana García', phone: uniquePhone(), email: `ana.${n}@example.com` } })],
-      [`/v1/properties/${propertyId}/images/uploads`, { files: [{ filename: 'salón.jpg', content_type: 'image/jpeg', size: 1234 }, { filename: 'b.png', content_type: 'image/png', size: 99 }] }],
+      [
+        `/v1/properties/${propertyId}/images/uploads`,
+        {
+          files: [
+            { filename: 'salón.jpg', content_type: 'image/jpeg', size: 1234 },
+            { filename: 'b.png', content_type: 'image/png', size: 99 },
+          ],
+        },
+      ],
     ]
     for (const [path, body] of cases) {
       const [first, again] = await twice(path, body)
@@ -84,10 +92,14 @@ describe('replays are the first answer byte for byte', () => {
       size: fc.integer({ min: 1, max: 26_214_400 }),
     })
     await fc.assert(
-      fc.asyncProperty(fc.array(file, { minLength: 1, maxLength: 4 }), fc.string({ minLength: 1, maxLength: 60, unit: 'grapheme-ascii' }), async (files, suffix) => {
-        const [first, again] = await twice(`/v1/properties/${propertyId}/images/uploads`, { files }, `${freshKey()}-${suffix}`)
-        expectReplay(first, again, JSON.stringify(files))
-      }),
+      fc.asyncProperty(
+        fc.array(file, { minLength: 1, maxLength: 4 }),
+        fc.string({ minLength: 1, maxLength: 60, unit: 'grapheme-ascii' }),
+        async (files, suffix) => {
+          const [first, again] = await twice(`/v1/properties/${propertyId}/images/uploads`, { files }, `${freshKey()}-${suffix}`)
+          expectReplay(first, again, JSON.stringify(files))
+        },
+      ),
       { numRuns: 40 },
     )
   }, 60_000)

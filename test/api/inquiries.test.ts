@@ -29,21 +29,58 @@ describe('POST /v1/leads/inquiries: contacts', () => {
   test('a new person: contact created from contact + lead, inquiry attached, 200', async () => {
     const b = await seedBusiness(ctx)
     const propertyId = await createProperty(ctx, b.apiKey)
-    const res = await post(b.apiKey, inquiryBody({
-      property_id: propertyId,
-      lead: { type: 'demandante', operation: 'venta', property_types: ['apartamento', 'casa'], rating: 4, urgency: 'media-urgencia', budget_max: 300000, min_bedrooms: 2, notes: 'Prefiere planta alta' },
-    }))
+    const res = await post(
+      b.apiKey,
+      inquiryBody({
+        property_id: propertyId,
+        lead: {
+          type: 'demandante',
+          operation: 'venta',
+          property_types: ['apartamento', 'casa'],
+          rating: 4,
+          urgency: 'media-urgencia',
+          budget_max: 300000,
+          min_bedrooms: 2,
+          notes: 'Prefiere planta alta',
+        },
+      }),
+    )
     expect(res.status, res.text).toBe(200)
-    expect(res.body).toEqual({ status: 'ok', inquiry_id: expect.any(Number), lead_id: expect.any(Number), lead_created: true, outreach: 'not_configured', authenticated_as: b.name })
+    expect(res.body).toEqual({
+      status: 'ok',
+      inquiry_id: expect.any(Number),
+      lead_id: expect.any(Number),
+      lead_created: true,
+      outreach: 'not_configured',
+      authenticated_as: b.name,
+    })
     const [contact] = await contactsOf(b.id)
     expect(contact).toMatchObject({
-      id: res.body.lead_id, type: 'demandante', name: 'Ana García', email: 'ana@example.com', phone: '+34600111222', source: 'web-contact-form',
-      operation: 'venta', property_types: ['apartamento', 'casa'], rating: 4, urgency: 'media-urgencia', budget_max: 300000, min_bedrooms: 2, notes: 'Prefiere planta alta',
+      id: res.body.lead_id,
+      type: 'demandante',
+      name: 'Ana García',
+      email: 'ana@example.com',
+      phone: '+34600111222',
+      source: 'web-contact-form',
+      operation: 'venta',
+      property_types: ['apartamento', 'casa'],
+      rating: 4,
+      urgency: 'media-urgencia',
+      budget_max: 300000,
+      min_bedrooms: 2,
+      notes: 'Prefiere planta alta',
     })
     const [inquiry] = await inquiriesOf(b.id)
     expect(inquiry).toMatchObject({
-      id: res.body.inquiry_id, contact_id: res.body.lead_id, property_id: propertyId, message: inquiryBody().message,
-      contact_name: 'Ana García', contact_email: 'ana@example.com', contact_phone: '+34600111222', source: 'web-contact-form', source_page: 'https://inmobiliaria.example/propiedades/1',
+      id: res.body.inquiry_id,
+      contact_id: res.body.lead_id,
+      property_id: propertyId,
+      message: inquiryBody().message,
+      contact_name: 'Ana García',
+      contact_email: 'ana@example.com',
+      contact_phone: '+34600111222',
+      source: 'web-contact-form',
+      source_page: 'https://inmobiliaria.example/propiedades/1',
     })
   })
 
@@ -52,7 +89,18 @@ describe('POST /v1/leads/inquiries: contacts', () => {
     const res = await post(b.apiKey, { contact: { name: 'Luis', phone: '611 222 333' }, message: 'Hola' })
     expect(res.status, res.text).toBe(200)
     const [contact] = await contactsOf(b.id)
-    expect(contact).toMatchObject({ type: 'demandante', name: 'Luis', email: null, phone: '+34611222333', source: null, operation: null, property_types: [], rating: null, urgency: null, notes: '' })
+    expect(contact).toMatchObject({
+      type: 'demandante',
+      name: 'Luis',
+      email: null,
+      phone: '+34611222333',
+      source: null,
+      operation: null,
+      property_types: [],
+      rating: null,
+      urgency: null,
+      notes: '',
+    })
   })
 
   test('an existing contact with the same phone (any spelling) gets the inquiry and is not modified', async () => {
@@ -62,7 +110,13 @@ describe('POST /v1/leads/inquiries: contacts', () => {
         values (${biz.id}, 'propietario', 'Old Name', '+34622000111', 'keep me', 2, now() - interval '1 day') returning id, updated_at`,
     )
     const before = (await db.execute(sql`select * from contacts where id = ${existing.id}`))[0]
-    const res = await post(biz.apiKey, inquiryBody({ contact: { name: 'New Name', email: 'new@example.com', phone: '0034 622 000 111' }, lead: { type: 'demandante', rating: 5, notes: 'overwrite?' } }))
+    const res = await post(
+      biz.apiKey,
+      inquiryBody({
+        contact: { name: 'New Name', email: 'new@example.com', phone: '0034 622 000 111' },
+        lead: { type: 'demandante', rating: 5, notes: 'overwrite?' },
+      }),
+    )
     expect(res.status, res.text).toBe(200)
     expect(res.body).toMatchObject({ lead_id: existing.id, lead_created: false })
     expect((await db.execute(sql`select * from contacts where id = ${existing.id}`))[0]).toEqual(before)
@@ -72,16 +126,23 @@ describe('POST /v1/leads/inquiries: contacts', () => {
 
   test('an existing contact with the same email, case-insensitively, is matched', async () => {
     const db = ctx.deps.database.db
-    const [existing] = await db.execute<{ id: number }>(sql`insert into contacts (business_id, name, email) values (${biz.id}, 'Marta', 'Marta.Ruiz@Example.com') returning id`)
+    const [existing] = await db.execute<{ id: number }>(
+      sql`insert into contacts (business_id, name, email) values (${biz.id}, 'Marta', 'Marta.Ruiz@Example.com') returning id`,
+    )
     const res = await post(biz.apiKey, { contact: { name: 'marta', email: 'marta.ruiz@example.COM' }, message: 'Hola' })
     expect(res.status, res.text).toBe(200)
     expect(res.body).toMatchObject({ lead_id: existing.id, lead_created: false })
-    expect((await db.execute<{ name: string; email: string }>(sql`select name, email from contacts where id = ${existing.id}`))[0]).toEqual({ name: 'Marta', email: 'Marta.Ruiz@Example.com' })
+    expect((await db.execute<{ name: string; email: string }>(sql`select name, email from contacts where id = ${existing.id}`))[0]).toEqual({
+      name: 'Marta',
+      email: 'Marta.Ruiz@Example.com',
+    })
   })
 
   test('phone wins when phone and email point at different contacts', async () => {
     const db = ctx.deps.database.db
-    const [byPhone] = await db.execute<{ id: number }>(sql`insert into contacts (business_id, name, phone) values (${biz.id}, 'P', '+34633000111') returning id`)
+    const [byPhone] = await db.execute<{ id: number }>(
+      sql`insert into contacts (business_id, name, phone) values (${biz.id}, 'P', '+34633000111') returning id`,
+    )
     await db.execute(sql`insert into contacts (business_id, name, email) values (${biz.id}, 'E', 'e-only@example.com')`)
     const res = await post(biz.apiKey, { contact: { name: 'X', email: 'e-only@example.com', phone: '+34633000111' }, message: 'Hola' })
     expect(res.body).toMatchObject({ lead_id: byPhone.id, lead_created: false })
@@ -99,7 +160,10 @@ describe('POST /v1/leads/inquiries: contacts', () => {
     const b = await seedBusiness(ctx)
     const responses = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        post(b.apiKey, { contact: { name: `Same ${i}`, email: i % 2 ? 'same@example.com' : undefined, phone: i % 3 ? '+34655000111' : '655000111' }, message: `msg ${i}` }),
+        post(b.apiKey, {
+          contact: { name: `Same ${i}`, email: i % 2 ? 'same@example.com' : undefined, phone: i % 3 ? '+34655000111' : '655000111' },
+          message: `msg ${i}`,
+        }),
       ),
     )
     for (const r of responses) expect(r.status, r.text).toBe(200)
@@ -112,7 +176,9 @@ describe('POST /v1/leads/inquiries: contacts', () => {
 
   test('concurrent inquiries by email only and by phone only of one new person', async () => {
     const b = await seedBusiness(ctx)
-    const responses = await Promise.all(Array.from({ length: 10 }, () => post(b.apiKey, { contact: { name: 'Solo', email: 'SOLO@example.com' }, message: 'x' })))
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => post(b.apiKey, { contact: { name: 'Solo', email: 'SOLO@example.com' }, message: 'x' })),
+    )
     for (const r of responses) expect(r.status, r.text).toBe(200)
     expect((await contactsOf(b.id)).length).toBe(1)
     expect(responses.filter((r) => r.body.lead_created).length).toBe(1)
@@ -240,7 +306,10 @@ describe('POST /v1/leads/inquiries: refusals', () => {
 
   test('malformed JSON and a non-JSON content type are 422', async () => {
     expect((await post(biz.apiKey, '{"contact":')).status).toBe(422)
-    expect((await call(ctx.app, 'POST', '/v1/leads/inquiries', { key: biz.apiKey, body: 'x=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status).toBe(422)
+    expect(
+      (await call(ctx.app, 'POST', '/v1/leads/inquiries', { key: biz.apiKey, body: 'x=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } }))
+        .status,
+    ).toBe(422)
   })
 })
 
@@ -255,7 +324,11 @@ describe('POST /v1/leads/inquiries: OpenAPI', () => {
     const req: any = resolve(doc, op.requestBody.content['application/json'].schema)
     expect(req.required).toEqual(['contact', 'message'])
     expect(req.additionalProperties).toBe(false)
-    expect((resolve(doc, op.responses['200'].content['application/json'].schema) as any).properties.outreach.enum).toEqual(['queued', 'skipped', 'not_configured'])
+    expect((resolve(doc, op.responses['200'].content['application/json'].schema) as any).properties.outreach.enum).toEqual([
+      'queued',
+      'skipped',
+      'not_configured',
+    ])
     expect(Object.keys(op.responses['422'].content)).toEqual(['application/problem+json'])
   })
 

@@ -59,7 +59,12 @@ describe('isolation between businesses (api-spec §5.5), generated from /openapi
   })
 
   test('list operations show another business none of the first business’s rows', async () => {
-    const lists = ops.filter((o) => o.method === 'GET' && pathParamsOf(o).length === 0 && (o.responses['200']?.content?.['application/json']?.schema as Json)?.properties?.data?.type === 'array')
+    const lists = ops.filter(
+      (o) =>
+        o.method === 'GET' &&
+        pathParamsOf(o).length === 0 &&
+        (o.responses['200']?.content?.['application/json']?.schema as Json)?.properties?.data?.type === 'array',
+    )
     expect(lists.length).toBeGreaterThan(0)
     for (const op of lists) {
       // Make sure business A has something of this kind (the item path below the list).
@@ -76,12 +81,16 @@ describe('isolation between businesses (api-spec §5.5), generated from /openapi
 })
 
 describe('scopes (api-spec §5.3–5.4), generated from /openapi.json', () => {
-  test('every operation declares its scope (x-required-scope), null only for GET /me and the event reads (contract §10.1: each key sees what its scopes can read)', () => {
-    for (const op of ops) {
-      expect(op.scope === null || (SCOPES as readonly string[]).includes(op.scope), label(op)).toBe(true)
-      if (op.scope === null) expect(['getApiKeyContext', 'listEvents', 'getEvent']).toContain(op.operationId)
-    }
-  })
+  test(
+    'every operation declares its scope (x-required-scope), null only for GET /me ' +
+      'and the event reads (contract §10.1: each key sees what its scopes can read)',
+    () => {
+      for (const op of ops) {
+        expect(op.scope === null || (SCOPES as readonly string[]).includes(op.scope), label(op)).toBe(true)
+        if (op.scope === null) expect(['getApiKeyContext', 'listEvents', 'getEvent']).toContain(op.operationId)
+      }
+    },
+  )
 
   test('a key with every other scope gets 403 on every scoped operation, and nothing changes', async () => {
     for (const op of ops.filter((o) => o.scope !== null)) {

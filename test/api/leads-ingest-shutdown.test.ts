@@ -22,10 +22,13 @@ beforeAll(async () => {
   redis = Bun.spawn(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdout: 'ignore', stderr: 'ignore' })
   const probe = new IORedis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
   probe.on('error', () => {})
-  await eventually(async () => {
-    if (probe.status !== 'ready') await probe.connect().catch(() => {})
-    return (await probe.ping()) === 'PONG'
-  }, { what: `redis-server on ${port}` })
+  await eventually(
+    async () => {
+      if (probe.status !== 'ready') await probe.connect().catch(() => {})
+      return (await probe.ping()) === 'PONG'
+    },
+    { what: `redis-server on ${port}` },
+  )
   probe.disconnect()
   ctx = await createTestContext({ REDIS_URL: `redis://127.0.0.1:${port}` })
   biz = await seedBusiness(ctx)

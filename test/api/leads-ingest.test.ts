@@ -28,7 +28,17 @@ describe('POST /leads/ingest (api-spec §4.11, contract §4.1)', () => {
     const phone = uniquePhone()
     const body = ingestBody({
       contact: { name: 'Lucía Martín', phone: phone.slice(3) },
-      search: { budget: '800-1100', entryDate: '2026-12-01', people: '2', area: 'Ruzafa', habs: '2', pets: 'no', workSituation: 'Indefinido', location: { name: 'Valencia', geometry: { type: 'circle', center: { lat: 39.47, lng: -0.37 }, radius: 2000 } }, freeText: 'Busco piso.' },
+      search: {
+        budget: '800-1100',
+        entryDate: '2026-12-01',
+        people: '2',
+        area: 'Ruzafa',
+        habs: '2',
+        pets: 'no',
+        workSituation: 'Indefinido',
+        location: { name: 'Valencia', geometry: { type: 'circle', center: { lat: 39.47, lng: -0.37 }, radius: 2000 } },
+        freeText: 'Busco piso.',
+      },
     })
     const res = await ingest(body)
     expect(res.status, res.text).toBe(200)
@@ -53,7 +63,14 @@ describe('POST /leads/ingest (api-spec §4.11, contract §4.1)', () => {
     )
     // The lead reads back through the API like any other.
     const got = await call(ctx.app, 'GET', `/v1/leads/${row.id}`, { key: biz.apiKey })
-    expect(got.body.data).toMatchObject({ phone, budget_max: 1100, min_bedrooms: 2, rating: 3, urgency: 'alta-urgencia', property_types: ['apartamento', 'casa'] })
+    expect(got.body.data).toMatchObject({
+      phone,
+      budget_max: 1100,
+      min_bedrooms: 2,
+      rating: 3,
+      urgency: 'alta-urgencia',
+      property_types: ['apartamento', 'casa'],
+    })
   })
 
   test('a single budget, no budget, and habs that is not a whole number', async () => {
@@ -66,7 +83,12 @@ describe('POST /leads/ingest (api-spec §4.11, contract §4.1)', () => {
     expect(r1).toMatchObject({ budget_max: 950, min_bedrooms: null })
     expect(r1.notes).toContain('Bedrooms (habs): dos')
     const r2 = await persisted(biz.id, p2)
-    expect(r2).toMatchObject({ budget_max: null, min_bedrooms: null, search_location: null, notes: 'Source page: https://example.com/alquiler-valencia\nArea: Centro' })
+    expect(r2).toMatchObject({
+      budget_max: null,
+      min_bedrooms: null,
+      search_location: null,
+      notes: 'Source page: https://example.com/alquiler-valencia\nArea: Centro',
+    })
   })
 
   test('phone priority: areaCode+phoneNumber, then phoneE164, then phone, then phoneRaw', async () => {
@@ -116,13 +138,21 @@ describe('POST /leads/ingest (api-spec §4.11, contract §4.1)', () => {
     for (const [body, loc] of cases) {
       const res = await ingest(body)
       expect(res.status, `${loc.join('.')} ${res.text}`).toBe(422)
-      expect(res.body.errors.map((e: any) => e.loc), loc.join('.')).toContainEqual(loc)
+      expect(
+        res.body.errors.map((e: any) => e.loc),
+        loc.join('.'),
+      ).toContainEqual(loc)
     }
   })
 
   test('null optional contact and search fields are accepted as missing', async () => {
     const phone = uniquePhone()
-    const res = await ingest(ingestBody({ contact: { phone, phoneRaw: null, areaCode: null, phoneNumber: null, phoneE164: null }, search: { budget: null, habs: null, location: null, freeText: null } }))
+    const res = await ingest(
+      ingestBody({
+        contact: { phone, phoneRaw: null, areaCode: null, phoneNumber: null, phoneE164: null },
+        search: { budget: null, habs: null, location: null, freeText: null },
+      }),
+    )
     expect(res.status, res.text).toBe(200)
     expect(await persisted(biz.id, phone)).toMatchObject({ budget_max: null, min_bedrooms: null, search_location: null })
   })
@@ -139,10 +169,13 @@ describe('POST /leads/ingest (api-spec §4.11, contract §4.1)', () => {
     const marker = uniquePhone()
     await ingest(ingestBody({ contact: { phone: marker } }), b.apiKey)
     await persisted(b.id, marker)
-    await eventually(async () => {
-      const counts = await ctx.deps.queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')
-      return Object.values(counts).every((n) => n === 0)
-    }, { what: 'an empty lead-ingest queue' })
+    await eventually(
+      async () => {
+        const counts = await ctx.deps.queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')
+        return Object.values(counts).every((n) => n === 0)
+      },
+      { what: 'an empty lead-ingest queue' },
+    )
     const rows = await contactsOf(ctx, b.id)
     expect(rows.filter((r) => r.phone === phone)).toEqual([before])
   })

@@ -68,9 +68,16 @@ describe('GET /leads (api-spec §4.7, contract §4)', () => {
 
   test('invalid limit, offset, type, phone and updated_since are 422 naming the parameter; unknown parameters are ignored', async () => {
     const cases: [string, string][] = [
-      ['?limit=0', 'limit'], ['?limit=1001', 'limit'], ['?limit=abc', 'limit'], ['?offset=-1', 'offset'], ['?limit=1.5', 'limit'],
-      ['?type=cliente', 'type'], ['?phone=123', 'phone'], ['?updated_since=yesterday', 'updated_since'],
-      ['?updated_since=2026-02-30', 'updated_since'], ['?updated_since=2026-13-01', 'updated_since'],
+      ['?limit=0', 'limit'],
+      ['?limit=1001', 'limit'],
+      ['?limit=abc', 'limit'],
+      ['?offset=-1', 'offset'],
+      ['?limit=1.5', 'limit'],
+      ['?type=cliente', 'type'],
+      ['?phone=123', 'phone'],
+      ['?updated_since=yesterday', 'updated_since'],
+      ['?updated_since=2026-02-30', 'updated_since'],
+      ['?updated_since=2026-13-01', 'updated_since'],
     ]
     for (const [query, name] of cases) {
       const res = await list(query)
@@ -96,9 +103,13 @@ describe('GET /leads (api-spec §4.7, contract §4)', () => {
       await tx.execute(sql`set local enable_seqscan = off`)
       await tx.execute(sql`set local enable_sort = off`)
       const plan = async (q: ReturnType<typeof sql>) => (await tx.execute<{ 'QUERY PLAN': string }>(sql`explain ${q}`)).map((r) => r['QUERY PLAN']).join('\n')
-      expect(await plan(sql`select * from contacts where business_id = ${biz.id} order by created_at desc nulls last, id desc nulls last limit 100`)).toContain('contacts_business_created_idx')
+      expect(await plan(sql`select * from contacts where business_id = ${biz.id} order by created_at desc nulls last, id desc nulls last limit 100`)).toContain(
+        'contacts_business_created_idx',
+      )
       expect(await plan(sql`select * from contacts where business_id = ${biz.id} and phone = ${phone}`)).toContain('contacts_business_phone_uq')
-      expect(await plan(sql`select * from contacts where business_id = ${biz.id} and email is not null and lower(email) = lower('x@y.z')`)).toContain('contacts_business_email_uq')
+      expect(await plan(sql`select * from contacts where business_id = ${biz.id} and email is not null and lower(email) = lower('x@y.z')`)).toContain(
+        'contacts_business_email_uq',
+      )
       tx.rollback()
     })
     await expect(checked).rejects.toBeInstanceOf(TransactionRollbackError)

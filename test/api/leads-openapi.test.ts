@@ -54,7 +54,22 @@ describe('lead operations in /openapi.json', () => {
   test('the lead object marks nullable fields and lists every field of contract §4', () => {
     const schema = deref(deref(doc.paths['/v1/leads/{lead_id}'].get.responses['200'].content['application/json'].schema).properties.data)
     expect(Object.keys(schema.properties)).toEqual([
-      'id', 'type', 'name', 'email', 'phone', 'source', 'operation', 'property_types', 'rating', 'urgency', 'budget_max', 'min_bedrooms', 'search_location', 'notes', 'created_at', 'updated_at',
+      'id',
+      'type',
+      'name',
+      'email',
+      'phone',
+      'source',
+      'operation',
+      'property_types',
+      'rating',
+      'urgency',
+      'budget_max',
+      'min_bedrooms',
+      'search_location',
+      'notes',
+      'created_at',
+      'updated_at',
     ])
     expect(schema.required).toHaveLength(16)
   })

@@ -16,7 +16,11 @@ const post = (body: unknown, key = biz.apiKey, headers: Record<string, string> =
 describe('lead input rules (contract §4, §6)', () => {
   test('phones are stored in E.164; numbers without a prefix are Spanish; 00 is +', async () => {
     const b = await seedBusiness(ctx)
-    for (const [input, stored] of [['612 34 56 78', '+34612345678'], ['0034 613 345 678', '+34613345678'], ['+33 6 12 34 56 78', '+33612345678']]) {
+    for (const [input, stored] of [
+      ['612 34 56 78', '+34612345678'],
+      ['0034 613 345 678', '+34613345678'],
+      ['+33 6 12 34 56 78', '+33612345678'],
+    ]) {
       const res = await post({ name: 'x', phone: input }, b.apiKey)
       expect(res.status, res.text).toBe(201)
       const rows = await contactsOf(ctx, b.id)
@@ -56,7 +60,10 @@ describe('lead input rules (contract §4, §6)', () => {
     for (const [body, loc] of cases) {
       const res = await post(body)
       expect(res.status, `${JSON.stringify(body)} → ${res.text}`).toBe(422)
-      expect(res.body.errors.map((e: any) => e.loc), JSON.stringify(body)).toContainEqual(loc)
+      expect(
+        res.body.errors.map((e: any) => e.loc),
+        JSON.stringify(body),
+      ).toContainEqual(loc)
     }
   })
 

@@ -63,7 +63,21 @@ describe('POST /leads + GET /leads/{id} (contract §4)', () => {
     const res = await call(ctx.app, 'POST', '/v1/leads', { key: biz.apiKey, body: { name: 'Solo nombre' } })
     expect(res.status, res.text).toBe(201)
     const { data } = (await get(res.body.id)).body
-    expect(data).toMatchObject({ type: 'demandante', name: 'Solo nombre', email: null, phone: null, source: null, operation: null, property_types: [], rating: null, urgency: null, budget_max: null, min_bedrooms: null, search_location: null, notes: '' })
+    expect(data).toMatchObject({
+      type: 'demandante',
+      name: 'Solo nombre',
+      email: null,
+      phone: null,
+      source: null,
+      operation: null,
+      property_types: [],
+      rating: null,
+      urgency: null,
+      budget_max: null,
+      min_bedrooms: null,
+      search_location: null,
+      notes: '',
+    })
   })
 
   test('an owner contact can be created with type propietario', async () => {

@@ -21,7 +21,10 @@ afterAll(async () => {
 
 async function target(size = 100, contentType = 'image/png') {
   const id = await createProperty(ctx, biz.apiKey)
-  const res = await call(ctx.app, 'POST', `/v1/properties/${id}/images/uploads`, { key: biz.apiKey, body: { files: [{ filename: 'a.png', content_type: contentType, size }] } })
+  const res = await call(ctx.app, 'POST', `/v1/properties/${id}/images/uploads`, {
+    key: biz.apiKey,
+    body: { files: [{ filename: 'a.png', content_type: contentType, size }] },
+  })
   expect(res.status, res.text).toBe(201)
   expect(new Date(res.body.expires_at).getTime() - Date.now()).toBeLessThanOrEqual(60_000)
   return res.body.files[0] as { url: string; headers: Record<string, string> }
@@ -75,7 +78,13 @@ describe('local signed PUT /storage/*', () => {
     }
     // A streamed body without Content-Length is cut off at the bound too.
     const u = new URL(t.url)
-    const stream = new ReadableStream({ start(c) { c.enqueue(new Uint8Array(80)); c.enqueue(new Uint8Array(80)); c.close() } })
+    const stream = new ReadableStream({
+      start(c) {
+        c.enqueue(new Uint8Array(80))
+        c.enqueue(new Uint8Array(80))
+        c.close()
+      },
+    })
     const res = await ctx.app.handle(new Request(`http://localhost${u.pathname}${u.search}`, { method: 'PUT', headers: t.headers, body: stream }))
     expect(res.status).toBe(413)
   })
@@ -107,7 +116,10 @@ describe('local signed PUT /storage/*', () => {
   test('scope: properties:write is required (403 with a read-only key)', async () => {
     const id = await createProperty(ctx, biz.apiKey)
     const readOnly = await biz.key(['properties:read'])
-    const res = await call(ctx.app, 'POST', `/v1/properties/${id}/images/uploads`, { key: readOnly.apiKey, body: { files: [{ filename: 'a.png', content_type: 'image/png', size: 1 }] } })
+    const res = await call(ctx.app, 'POST', `/v1/properties/${id}/images/uploads`, {
+      key: readOnly.apiKey,
+      body: { files: [{ filename: 'a.png', content_type: 'image/png', size: 1 }] },
+    })
     expect(res.status).toBe(403)
   })
 

@@ -15,7 +15,10 @@ describe('GET /v1/me', () => {
     expect(res.status, res.text).toBe(200)
     expect(res.body).toEqual({
       status: 'ok',
-      data: { business: { id: biz.id, name: biz.name }, api_key: { key_id: biz.keyId, name: 'test', scopes: ['leads:ingest'], kind: 'secret', created_at: expect.any(String), expires_at: null } },
+      data: {
+        business: { id: biz.id, name: biz.name },
+        api_key: { key_id: biz.keyId, name: 'test', scopes: ['leads:ingest'], kind: 'secret', created_at: expect.any(String), expires_at: null },
+      },
       authenticated_as: biz.name,
     })
     expect(res.headers.get('cache-control')).toBe('no-store')

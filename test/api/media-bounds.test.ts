@@ -50,14 +50,42 @@ describe('media request bounds', () => {
 
   const uuid = () => crypto.randomUUID()
   const cases: [string, string, string, (n: number) => unknown, number, (string | number)[]][] = [
-    ['importImages', 'POST', 'images/imports', (n) => ({ images: Array.from({ length: n }, (_, i) => ({ url: `https://example.com/${i}.jpg` })) }), 50, ['body', 'images']],
-    ['importImages', 'POST', 'images/imports', (n) => ({ images: [{ url: `https://example.com/${'a'.repeat(n - 24)}.jpg` }] }), 2000, ['body', 'images', 0, 'url']],
-    ['importImages', 'POST', 'images/imports', (n) => ({ images: [{ url: 'https://example.com/a.jpg', title: 'x'.repeat(n) }] }), 200, ['body', 'images', 0, 'title']],
+    [
+      'importImages',
+      'POST',
+      'images/imports',
+      (n) => ({ images: Array.from({ length: n }, (_, i) => ({ url: `https://example.com/${i}.jpg` })) }),
+      50,
+      ['body', 'images'],
+    ],
+    [
+      'importImages',
+      'POST',
+      'images/imports',
+      (n) => ({ images: [{ url: `https://example.com/${'a'.repeat(n - 24)}.jpg` }] }),
+      2000,
+      ['body', 'images', 0, 'url'],
+    ],
+    [
+      'importImages',
+      'POST',
+      'images/imports',
+      (n) => ({ images: [{ url: 'https://example.com/a.jpg', title: 'x'.repeat(n) }] }),
+      200,
+      ['body', 'images', 0, 'title'],
+    ],
     ['createVideoLink', 'POST', 'videos', (n) => ({ url: `https://vimeo.com/76979871?x=${'a'.repeat(n - 29)}`, title: 't' }), 2000, ['body', 'url']],
     ['createVideoLink', 'POST', 'videos', (n) => ({ url: 'https://vimeo.com/76979871', title: 'x'.repeat(n) }), 200, ['body', 'title']],
     ['createVideoUpload', 'POST', 'videos/uploads', (n) => ({ filename: 'f'.repeat(n), content_type: 'video/mp4', size: 10 }), 255, ['body', 'filename']],
     ['createVideoUpload', 'POST', 'videos/uploads', (n) => ({ filename: 'a.mp4', content_type: 'video/mp4', size: n }), 2_147_483_648, ['body', 'size']],
-    ['createVideoUpload', 'POST', 'videos/uploads', (n) => ({ filename: 'a.mp4', content_type: 'video/webm', size: 10, title: 'x'.repeat(n) }), 200, ['body', 'title']],
+    [
+      'createVideoUpload',
+      'POST',
+      'videos/uploads',
+      (n) => ({ filename: 'a.mp4', content_type: 'video/webm', size: 10, title: 'x'.repeat(n) }),
+      200,
+      ['body', 'title'],
+    ],
     ['reorderImages', 'PUT', 'images/order', (n) => ({ image_ids: Array.from({ length: n }, uuid) }), 1000, ['body', 'image_ids']],
     ['reorderVideos', 'PUT', 'videos/order', (n) => ({ video_ids: Array.from({ length: n }, uuid) }), 1000, ['body', 'video_ids']],
   ]

@@ -16,14 +16,16 @@ beforeAll(async () => {
 })
 afterAll(() => ctx.close())
 
-const videosOf = async (propertyId: number) => Number((await ctx.deps.database.db.execute<{ n: number }>(sql`select count(*)::int as n from property_videos where property_id = ${propertyId}`))[0].n)
+const videosOf = async (propertyId: number) =>
+  Number((await ctx.deps.database.db.execute<{ n: number }>(sql`select count(*)::int as n from property_videos where property_id = ${propertyId}`))[0].n)
 
 test.each([
   ['createVideoUpload', 'videos/uploads', { filename: 'a.mp4', content_type: 'video/mp4', size: 1000 }, 201],
   ['createVideoLink', 'videos', { url: 'https://vimeo.com/76979871' }, 201],
 ] as const)('%s: a replay is the first answer, byte for byte; another body under the key is a 409', async (_name, path, body, status) => {
   const propertyId = await createProperty(ctx, biz.apiKey)
-  const send = (b: unknown) => call(ctx.app, 'POST', `/v1/properties/${propertyId}/${path}`, { key: biz.apiKey, body: b, headers: { 'idempotency-key': `k-${propertyId}` } })
+  const send = (b: unknown) =>
+    call(ctx.app, 'POST', `/v1/properties/${propertyId}/${path}`, { key: biz.apiKey, body: b, headers: { 'idempotency-key': `k-${propertyId}` } })
   const first = await send(body)
   expect(first.status, first.text).toBe(status)
   const again = await send(body)
@@ -39,7 +41,12 @@ test.each([
 test('a refused import (another business’s property) is replayed as the same 404', async () => {
   const other = await seedBusiness(ctx)
   const propertyId = await createProperty(ctx, other.apiKey)
-  const send = () => call(ctx.app, 'POST', `/v1/properties/${propertyId}/images/imports`, { key: biz.apiKey, body: { images: [{ url: 'https://example.com/a.jpg' }] }, headers: { 'idempotency-key': 'refused-import' } })
+  const send = () =>
+    call(ctx.app, 'POST', `/v1/properties/${propertyId}/images/imports`, {
+      key: biz.apiKey,
+      body: { images: [{ url: 'https://example.com/a.jpg' }] },
+      headers: { 'idempotency-key': 'refused-import' },
+    })
   const first = await send()
   expect(first.status).toBe(404)
   const again = await send()

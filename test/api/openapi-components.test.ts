@@ -48,10 +48,26 @@ function* operationSchemas(): Generator<[string, any]> {
 describe('named component schemas', () => {
   test('the resources integrators handle are components under their own names', () => {
     const names = Object.keys(doc.components.schemas)
-    expect(names).toEqual(expect.arrayContaining([
-      'Property', 'PropertyInput', 'PropertyUpdateInput', 'PropertyListResponse', 'Lead', 'LeadInput', 'LeadUpdateInput', 'InquiryInput', 'LeadInquiryResponse',
-      'UploadSession', 'CreatedResponse', 'ApiKeyContext', 'Problem', 'ValidationProblem', 'PropertySubtypeKey', 'PropertyType',
-    ]))
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'Property',
+        'PropertyInput',
+        'PropertyUpdateInput',
+        'PropertyListResponse',
+        'Lead',
+        'LeadInput',
+        'LeadUpdateInput',
+        'InquiryInput',
+        'LeadInquiryResponse',
+        'UploadSession',
+        'CreatedResponse',
+        'ApiKeyContext',
+        'Problem',
+        'ValidationProblem',
+        'PropertySubtypeKey',
+        'PropertyType',
+      ]),
+    )
     for (const name of names) expect(name).toMatch(/^[A-Z][A-Za-z0-9]*$/)
     const body = (id: keyof typeof OPERATIONS) => {
       const o = OPERATIONS[id]
@@ -70,7 +86,11 @@ describe('named component schemas', () => {
   test('every request body and JSON answer of /v1 is a $ref to a component', () => {
     for (const { path, method, op } of v1()) {
       const bodies = Object.values<any>(op.requestBody?.content ?? {}).map((c) => ['body', c.schema])
-      const answers = Object.entries<any>(op.responses).flatMap(([status, r]) => Object.values<any>(r.content ?? {}).filter((c) => c.schema).map((c) => [status, c.schema]))
+      const answers = Object.entries<any>(op.responses).flatMap(([status, r]) =>
+        Object.values<any>(r.content ?? {})
+          .filter((c) => c.schema)
+          .map((c) => [status, c.schema]),
+      )
       for (const [what, schema] of [...bodies, ...answers]) expect(Object.keys(schema), `${method} ${path} ${what}`).toEqual(['$ref'])
     }
   })
@@ -114,7 +134,12 @@ describe('security and servers', () => {
     for (const { path, method, op } of v1()) {
       expect(op.security, `${method} ${path}`).toEqual(method === 'options' ? [] : [{ ApiKeyHeader: [] }, { ApiKeyAuthorization: [] }])
     }
-    expect(v1().filter((o) => o.method === 'options').map((o) => o.path).sort()).toEqual(['/v1/leads/ingest', '/v1/leads/inquiries'])
+    expect(
+      v1()
+        .filter((o) => o.method === 'options')
+        .map((o) => o.path)
+        .sort(),
+    ).toEqual(['/v1/leads/ingest', '/v1/leads/inquiries'])
   })
 
   test('the server variables default to the deployment’s PUBLIC_URL when given, else localhost:3000', () => {
@@ -147,7 +172,11 @@ describe('security and servers', () => {
     expect(server.variables.scheme.enum).toEqual(['http', 'https'])
     expect(server.variables.scheme.enum).toContain(server.variables.scheme.default)
     expect(server.variables.host.default).toMatch(/^[a-z0-9.-]+(:\d+)?$/)
-    expect(Object.keys(doc.paths).filter((p) => !['/healthz', '/readyz', '/metrics', '/feeds/{token}/kyero.xml'].includes(p)).every((p) => p.startsWith('/v1/'))).toBe(true)
+    expect(
+      Object.keys(doc.paths)
+        .filter((p) => !['/healthz', '/readyz', '/metrics', '/feeds/{token}/kyero.xml'].includes(p))
+        .every((p) => p.startsWith('/v1/')),
+    ).toBe(true)
     expect(doc.info.description).toContain('{scheme}://{host}')
   })
 })

@@ -29,7 +29,9 @@ const headerParams = (op: Json) => (op.parameters ?? []).filter((p: Json) => p.i
 
 describe('Idempotency-Key in /openapi.json', () => {
   test('declared as `Idempotency-Key` on exactly the operations the table marks idempotent', () => {
-    const idempotent = Object.entries(OPERATIONS).filter(([, op]) => op.idempotent).map(([id]) => id)
+    const idempotent = Object.entries(OPERATIONS)
+      .filter(([, op]) => op.idempotent)
+      .map(([id]) => id)
     expect(idempotent).toEqual(expect.arrayContaining(['createProperty', 'createLead', 'createLeadInquiry', 'createImageUpload']))
     for (const [id, spec] of Object.entries(OPERATIONS)) {
       const params = headerParams(documented(id)).filter((p: Json) => p.name.toLowerCase() === 'idempotency-key')
@@ -61,8 +63,15 @@ describe('Idempotency-Key in /openapi.json', () => {
   })
 
   test('each documented operation honours the header sent with the documented spelling', async () => {
-    const ops = operationsOf(await loadDocument(ctx.app)).filter((o) => doc.paths[o.path][o.method.toLowerCase()].parameters?.some((p: Json) => p.name === 'Idempotency-Key'))
-    expect(ops.map((o) => o.operationId).sort()).toEqual(Object.entries(OPERATIONS).filter(([, op]) => op.idempotent).map(([id]) => id).sort())
+    const ops = operationsOf(await loadDocument(ctx.app)).filter((o) =>
+      doc.paths[o.path][o.method.toLowerCase()].parameters?.some((p: Json) => p.name === 'Idempotency-Key'),
+    )
+    expect(ops.map((o) => o.operationId).sort()).toEqual(
+      Object.entries(OPERATIONS)
+        .filter(([, op]) => op.idempotent)
+        .map(([id]) => id)
+        .sort(),
+    )
     const resources = new Resources(ctx, doc, operationsOf(doc), biz.apiKey)
     const { property_id } = await resources.paramsFor('/v1/properties/{property_id}')
     for (const op of ops) {

@@ -14,7 +14,15 @@ beforeAll(async () => {
 })
 afterAll(() => ctx.close())
 
-const deref = (schema: any): any => (schema?.$ref ? deref(schema.$ref.slice(2).split('/').reduce((n: any, k: string) => n?.[k], doc)) : schema)
+const deref = (schema: any): any =>
+  schema?.$ref
+    ? deref(
+        schema.$ref
+          .slice(2)
+          .split('/')
+          .reduce((n: any, k: string) => n?.[k], doc),
+      )
+    : schema
 const LABELS: Record<string, string> = Object.assign({}, ...Object.values(SUBTYPES))
 
 /** `{type: {key: label}}` read back from a markdown table of `| \`type\` | \`key\` → Label, … |` rows. */

@@ -28,12 +28,28 @@ afterAll(() => ctx.close())
 const isCanonical = (s: string) => /^[1-9][0-9]*$/.test(s) && Number(s) <= MAX_ID
 
 /** Other spellings of `id` that Number() reads as the same number. */
-const respellings = (id: number) => [`0x${id.toString(16)}`, `${id}e0`, `+${id}`, `%20${id}`, `${id}%20`, `%09${id}`, `0${id}`, `${id}.0`, `${id}.`, `0b${id.toString(2)}`, `0o${id.toString(8)}`, `${id * 10}e-1`]
+const respellings = (id: number) => [
+  `0x${id.toString(16)}`,
+  `${id}e0`,
+  `+${id}`,
+  `%20${id}`,
+  `${id}%20`,
+  `%09${id}`,
+  `0${id}`,
+  `${id}.0`,
+  `${id}.`,
+  `0b${id.toString(2)}`,
+  `0o${id.toString(8)}`,
+  `${id * 10}e-1`,
+]
 
 async function expectPathError(method: string, path: string, name: string, body?: unknown): Promise<void> {
   const res = await call(ctx.app, method, path, { key: biz.apiKey, body })
   expect(res.status, `${method} ${path}: ${res.text}`).toBe(422)
-  expect(res.body.errors.map((e: { loc: unknown[] }) => e.loc), `${method} ${path}`).toContainEqual(['path', name])
+  expect(
+    res.body.errors.map((e: { loc: unknown[] }) => e.loc),
+    `${method} ${path}`,
+  ).toContainEqual(['path', name])
 }
 
 describe('numeric path ids', () => {
@@ -44,12 +60,19 @@ describe('numeric path ids', () => {
 
   test('every operation with a numeric path id refuses the other spellings and ids past 2147483647', async () => {
     expect(ops.length).toBeGreaterThanOrEqual(8)
-    const bodies: Record<string, unknown> = { updateLead: { name: 'X' }, updateProperty: { title: 'X' }, createImageUpload: { files: [{ filename: 'a.png', content_type: 'image/png', size: 10 }] } }
+    const bodies: Record<string, unknown> = {
+      updateLead: { name: 'X' },
+      updateProperty: { title: 'X' },
+      createImageUpload: { files: [{ filename: 'a.png', content_type: 'image/png', size: 10 }] },
+    }
     for (const op of ops) {
       for (const name of ['property_id', 'lead_id'].filter((n) => op.path.includes(`{${n}}`))) {
         const real = name === 'lead_id' ? leadId : propertyId
         for (const spelling of [...respellings(real), '2147483648', '99999999999999999999', '0', '-1']) {
-          const path = op.path.replace(`{${name}}`, spelling).replace(/\{property_id\}/, String(propertyId)).replace('{upload_id}', '00000000-0000-4000-8000-000000000000')
+          const path = op.path
+            .replace(`{${name}}`, spelling)
+            .replace(/\{property_id\}/, String(propertyId))
+            .replace('{upload_id}', '00000000-0000-4000-8000-000000000000')
           await expectPathError(op.method, path, name, bodies[op.operationId])
         }
       }

@@ -50,13 +50,36 @@ describe('GET /properties/{id}/private', () => {
     expect(read.body.authenticated_as).toBe(biz.name)
     const { data } = read.body
     expect(data).toMatchObject({
-      id, status: 'disponible', published: false, operations: ['venta'], type: 'apartamento', subtype: 'atico', title: body.title, description: body.description,
-      pricing: { sale: 250000 }, location: body.location, area: body.area, bedrooms: 3, bathrooms: 2, characteristics: body.characteristics,
-      features: body.features, owner_id: owner, is_featured: true, images: [], videos: [],
+      id,
+      status: 'disponible',
+      published: false,
+      operations: ['venta'],
+      type: 'apartamento',
+      subtype: 'atico',
+      title: body.title,
+      description: body.description,
+      pricing: { sale: 250000 },
+      location: body.location,
+      area: body.area,
+      bedrooms: 3,
+      bathrooms: 2,
+      characteristics: body.characteristics,
+      features: body.features,
+      owner_id: owner,
+      is_featured: true,
+      images: [],
+      videos: [],
     })
     expect(data.location.coordinates).toEqual({ latitude: 39.469871, longitude: -0.376342 })
 
-    const patch = { pricing: { rent: 1200 }, operations: ['venta', 'alquiler'], location: { visibility: 'public', postal_code: '46004' }, subtype: null, owner_id: null, characteristics: { translations: { en: { description: 'Sunny' } } } }
+    const patch = {
+      pricing: { rent: 1200 },
+      operations: ['venta', 'alquiler'],
+      location: { visibility: 'public', postal_code: '46004' },
+      subtype: null,
+      owner_id: null,
+      characteristics: { translations: { en: { description: 'Sunny' } } },
+    }
     expect((await api('PATCH', `/v1/properties/${id}`, patch)).status).toBe(200)
     const after = (await api('GET', `/v1/properties/${id}/private`)).body.data
     expect(after).toMatchObject({
@@ -90,12 +113,15 @@ describe('DELETE /properties/{id}', () => {
     expect((await api('DELETE', `/v1/properties/${id}`, undefined, other.apiKey)).status).toBe(404)
     const res = await api('DELETE', `/v1/properties/${id}`)
     expect(res.body).toEqual({ status: 'ok', id })
-    for (const path of [`/v1/properties/${id}`, `/v1/properties/${id}/private`, `/v1/properties/${id}/images`, `/v1/properties/${id}/videos`]) expect((await api('GET', path)).status, path).toBe(404)
+    for (const path of [`/v1/properties/${id}`, `/v1/properties/${id}/private`, `/v1/properties/${id}/images`, `/v1/properties/${id}/videos`])
+      expect((await api('GET', path)).status, path).toBe(404)
     expect((await api('PATCH', `/v1/properties/${id}`, { title: 'x' })).status).toBe(404)
     expect((await api('POST', `/v1/properties/${id}/publish`)).status).toBe(404)
     expect((await api('GET', '/v1/properties?limit=1000')).body.data.some((p: any) => p.id === id)).toBe(false)
     await relayAll(ctx.deps)
-    const events = await ctx.deps.database.db.execute<{ type: string; data: any }>(sql`select type, data from events where business_id = ${biz.id} and type = 'property.deleted' order by sequence`)
+    const events = await ctx.deps.database.db.execute<{ type: string; data: any }>(
+      sql`select type, data from events where business_id = ${biz.id} and type = 'property.deleted' order by sequence`,
+    )
     expect(events.map((e) => e.data.object)).toContainEqual({ id })
     const inquiries = await api('GET', `/v1/leads/${inquiry.body.lead_id}/inquiries`)
     expect(inquiries.body.data[0]).toMatchObject({ id: inquiry.body.inquiry_id, property_id: null, message: inquiryBody().message })
@@ -110,7 +136,14 @@ describe('GET /leads/{id}/inquiries', () => {
     const notConfigured = await api('POST', '/v1/leads/inquiries', inquiryBody({ contact, message: 'segunda' }))
     expect(notConfigured.body.outreach).toBe('not_configured')
     const delivered: string[] = []
-    receiver = Bun.serve({ port: 0, hostname: '127.0.0.1', async fetch(req) { delivered.push(await req.text()); return new Response('ok') } })
+    receiver = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(req) {
+        delivered.push(await req.text())
+        return new Response('ok')
+      },
+    })
     await configureEndpoint(ctx, biz.id, `http://127.0.0.1:${receiver.port}/hook`)
     const queued = await api('POST', '/v1/leads/inquiries', inquiryBody({ contact, message: 'tercera', source: undefined, source_page: undefined }))
     expect(queued.body.outreach).toBe('queued')
@@ -126,8 +159,14 @@ describe('GET /leads/{id}/inquiries', () => {
       [skipped.body.inquiry_id, 'primera', 'skipped'],
     ])
     expect(list.body.data[2]).toEqual({
-      id: skipped.body.inquiry_id, lead_id: leadId, property_id: null, message: 'primera', source: 'web-contact-form',
-      source_page: 'https://inmobiliaria.example/propiedades/1', outreach: 'skipped', created_at: expect.any(String),
+      id: skipped.body.inquiry_id,
+      lead_id: leadId,
+      property_id: null,
+      message: 'primera',
+      source: 'web-contact-form',
+      source_page: 'https://inmobiliaria.example/propiedades/1',
+      outreach: 'skipped',
+      created_at: expect.any(String),
     })
     expect([list.body.data[0].source, list.body.data[0].source_page]).toEqual([null, null])
 

@@ -1,25 +1,72 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
-import { createProperty, createPublished, } from '../helpers/properties'
+import { createProperty, createPublished } from '../helpers/properties'
 
 let ctx: TestContext
 let biz: SeededBusiness
 const id: Record<string, number> = {}
 
-const loc = (city: string, lat: number, lng: number, visibility = 'public') => ({ city, address: 'Calle Mayor 1', postal_code: '28001', coordinates: { latitude: lat, longitude: lng }, visibility })
+const loc = (city: string, lat: number, lng: number, visibility = 'public') => ({
+  city,
+  address: 'Calle Mayor 1',
+  postal_code: '28001',
+  coordinates: { latitude: lat, longitude: lng },
+  visibility,
+})
 
 beforeAll(async () => {
   ctx = await createTestContext()
   biz = await seedBusiness(ctx)
   // Madrid centre ≈ 40.4168,-3.7038; Valencia ≈ 39.4699,-0.3763.
-  id.saleMadrid = await createPublished(ctx, biz.apiKey, { operations: ['venta'], pricing: { sale: 300000 }, location: loc('Madrid', 40.4168, -3.7038), bedrooms: 3, is_featured: true })
-  id.rentMadrid = await createPublished(ctx, biz.apiKey, { operations: ['alquiler'], pricing: { rent: 1500 }, location: loc('madrid', 40.425, -3.70), bedrooms: 1, subtype: 'piso' })
-  id.temporal = await createPublished(ctx, biz.apiKey, { operations: ['alquiler'], pricing: { rent: 800 }, location: loc('Valencia', 39.4699, -0.3763), characteristics: { temporal_renting: true }, status: 'reservada' })
-  id.holiday = await createPublished(ctx, biz.apiKey, { operations: ['alquiler'], pricing: { rent: 2000 }, location: loc('Valencia', 39.47, -0.38), characteristics: { holiday_renting: true } })
-  id.both = await createPublished(ctx, biz.apiKey, { operations: ['venta', 'alquiler'], pricing: { sale: 100000, rent: 600 }, location: loc('Sevilla', 37.3891, -5.9845), type: 'casa', subtype: 'chalet', bedrooms: 5 })
-  id.transfer = await createPublished(ctx, biz.apiKey, { operations: ['traspaso'], pricing: { transfer: 50000 }, location: loc('Sevilla', 37.39, -5.98), type: 'local', subtype: 'local_comercial', bedrooms: 0 })
-  id.approx = await createPublished(ctx, biz.apiKey, { operations: ['venta'], pricing: { sale: 200000 }, location: loc('Bilbao', 43.2634, -2.9349, 'approximate') })
+  id.saleMadrid = await createPublished(ctx, biz.apiKey, {
+    operations: ['venta'],
+    pricing: { sale: 300000 },
+    location: loc('Madrid', 40.4168, -3.7038),
+    bedrooms: 3,
+    is_featured: true,
+  })
+  id.rentMadrid = await createPublished(ctx, biz.apiKey, {
+    operations: ['alquiler'],
+    pricing: { rent: 1500 },
+    location: loc('madrid', 40.425, -3.7),
+    bedrooms: 1,
+    subtype: 'piso',
+  })
+  id.temporal = await createPublished(ctx, biz.apiKey, {
+    operations: ['alquiler'],
+    pricing: { rent: 800 },
+    location: loc('Valencia', 39.4699, -0.3763),
+    characteristics: { temporal_renting: true },
+    status: 'reservada',
+  })
+  id.holiday = await createPublished(ctx, biz.apiKey, {
+    operations: ['alquiler'],
+    pricing: { rent: 2000 },
+    location: loc('Valencia', 39.47, -0.38),
+    characteristics: { holiday_renting: true },
+  })
+  id.both = await createPublished(ctx, biz.apiKey, {
+    operations: ['venta', 'alquiler'],
+    pricing: { sale: 100000, rent: 600 },
+    location: loc('Sevilla', 37.3891, -5.9845),
+    type: 'casa',
+    subtype: 'chalet',
+    bedrooms: 5,
+  })
+  id.transfer = await createPublished(ctx, biz.apiKey, {
+    operations: ['traspaso'],
+    pricing: { transfer: 50000 },
+    location: loc('Sevilla', 37.39, -5.98),
+    type: 'local',
+    subtype: 'local_comercial',
+    bedrooms: 0,
+  })
+  id.approx = await createPublished(ctx, biz.apiKey, {
+    operations: ['venta'],
+    pricing: { sale: 200000 },
+    location: loc('Bilbao', 43.2634, -2.9349, 'approximate'),
+  })
   id.hidden = await createPublished(ctx, biz.apiKey, { operations: ['venta'], pricing: { sale: 400000 }, location: loc('Bilbao', 43.263, -2.935, 'hidden') })
   id.draft = await createProperty(ctx, biz.apiKey, { location: loc('Madrid', 40.4168, -3.7038) })
 })
@@ -89,7 +136,21 @@ describe('GET /properties filters (api-spec §4.3)', () => {
   test('filters combine with AND and are echoed; unsent filters are null', async () => {
     const body = await list('operation=venta&city=madrid&min_bedrooms=2&unknown=1&Limit=5')
     expect(body.data.map((p: any) => p.id)).toEqual([id.saleMadrid])
-    expect(body.filters).toEqual({ status: null, operation: 'venta', rental_type: null, type: null, subtype: null, city: 'madrid', locations: null, min_price: null, max_price: null, min_bedrooms: 2, is_featured: null, sort: null, q: null })
+    expect(body.filters).toEqual({
+      status: null,
+      operation: 'venta',
+      rental_type: null,
+      type: null,
+      subtype: null,
+      city: 'madrid',
+      locations: null,
+      min_price: null,
+      max_price: null,
+      min_bedrooms: 2,
+      is_featured: null,
+      sort: null,
+      q: null,
+    })
     expect(body.limit).toBe(100)
   })
 
@@ -100,7 +161,17 @@ describe('GET /properties filters (api-spec §4.3)', () => {
     expect(await ids(`locations=${enc([polygon])}`)).toEqual(sorted(id.both, id.transfer))
     const point = { type: 'point', position: { lat: 40.4168, lng: -3.7038 } }
     expect(await ids(`locations=${enc([point])}`)).toEqual([id.saleMadrid])
-    const rectangle = { geometry: { type: 'rectangle', coordinates: [{ lat: 39.4, lng: -0.4 }, { lat: 39.4, lng: -0.3 }, { lat: 39.5, lng: -0.3 }, { lat: 39.5, lng: -0.4 }] } }
+    const rectangle = {
+      geometry: {
+        type: 'rectangle',
+        coordinates: [
+          { lat: 39.4, lng: -0.4 },
+          { lat: 39.4, lng: -0.3 },
+          { lat: 39.5, lng: -0.3 },
+          { lat: 39.5, lng: -0.4 },
+        ],
+      },
+    }
     expect(await ids(`locations=${enc([rectangle, circle])}`)).toEqual(sorted(id.temporal, id.holiday, id.saleMadrid, id.rentMadrid))
   })
 
@@ -169,7 +240,24 @@ describe('sorting and pagination', () => {
     expect(past.offset).toBe(100)
   })
 
-  const invalid = ['limit=0', 'limit=1001', 'limit=abc', 'limit=1.5', 'offset=-1', 'offset=x', 'min_price=-1', 'min_price=abc', 'max_price=-5', 'min_bedrooms=-1', 'min_bedrooms=1.5', 'is_featured=maybe', 'sort=newest', 'rental_type=weekly', 'type=castillo', 'type=Casa']
+  const invalid = [
+    'limit=0',
+    'limit=1001',
+    'limit=abc',
+    'limit=1.5',
+    'offset=-1',
+    'offset=x',
+    'min_price=-1',
+    'min_price=abc',
+    'max_price=-5',
+    'min_bedrooms=-1',
+    'min_bedrooms=1.5',
+    'is_featured=maybe',
+    'sort=newest',
+    'rental_type=weekly',
+    'type=castillo',
+    'type=Casa',
+  ]
   for (const q of invalid) {
     test(`${q} → 422`, async () => {
       const res = await call(ctx.app, 'GET', `/v1/properties?${q}`, { key: biz.apiKey })

@@ -49,8 +49,13 @@ describe('OpenAPI document and response schemas', () => {
   })
 
   test('list and retrieve bodies match their declared schemas', async () => {
-    const id = await createPublished(ctx, biz.apiKey, { features: [{ key: 'pool', label: 'Piscina', value: true }], characteristics: { translations: { en: { title: 'Penthouse' } }, num_entrances: { total: 2 } } })
-    const list = await call(ctx.app, 'GET', `/v1/properties?locations=${encodeURIComponent('[{"type":"point","position":{"lat":1,"lng":2}}]')}`, { key: biz.apiKey })
+    const id = await createPublished(ctx, biz.apiKey, {
+      features: [{ key: 'pool', label: 'Piscina', value: true }],
+      characteristics: { translations: { en: { title: 'Penthouse' } }, num_entrances: { total: 2 } },
+    })
+    const list = await call(ctx.app, 'GET', `/v1/properties?locations=${encodeURIComponent('[{"type":"point","position":{"lat":1,"lng":2}}]')}`, {
+      key: biz.apiKey,
+    })
     expect([...Value.Errors(PropertyListResponse, list.body)].map((e) => `${e.path}: ${e.message}`)).toEqual([])
     const one = await call(ctx.app, 'GET', `/v1/properties/${id}`, { key: biz.apiKey })
     expect([...Value.Errors(PropertyResponse, one.body)].map((e) => `${e.path}: ${e.message}`)).toEqual([])

@@ -45,9 +45,19 @@ describe('nested objects merge at every level, then the merged result is validat
 
   test('deeper objects merge too: translations, num_entrances, floor_breakdown', async () => {
     const id = await createPublished(ctx, biz.apiKey, {
-      characteristics: { translations: { en: { title: 'Penthouse', description: 'Bright' } }, num_entrances: { total: 2, car_entrances: 1 }, floor_breakdown: { base_floor: 50 } },
+      characteristics: {
+        translations: { en: { title: 'Penthouse', description: 'Bright' } },
+        num_entrances: { total: 2, car_entrances: 1 },
+        floor_breakdown: { base_floor: 50 },
+      },
     })
-    const res = await patch(id, { characteristics: { translations: { en: { title: 'Attic' }, fr: { title: 'Attique' } }, num_entrances: { total: 3 }, floor_breakdown: { first_floor: 40 } } })
+    const res = await patch(id, {
+      characteristics: {
+        translations: { en: { title: 'Attic' }, fr: { title: 'Attique' } },
+        num_entrances: { total: 3 },
+        floor_breakdown: { first_floor: 40 },
+      },
+    })
     expect(res.status, res.text).toBe(200)
     const { specs } = await get(id)
     expect(specs.translations).toEqual({ en: { title: 'Attic', description: 'Bright' }, fr: { title: 'Attique' } })
@@ -81,9 +91,15 @@ describe('null clears at every depth, is_featured too', () => {
 
   test('null inside nested characteristics objects clears that key only', async () => {
     const id = await createPublished(ctx, biz.apiKey, {
-      characteristics: { translations: { en: { title: 'T', description: 'D' }, fr: { title: 'F' } }, num_entrances: { total: 2, car_entrances: 1 }, activities: { predefined: ['bar'], custom: ['x'] } },
+      characteristics: {
+        translations: { en: { title: 'T', description: 'D' }, fr: { title: 'F' } },
+        num_entrances: { total: 2, car_entrances: 1 },
+        activities: { predefined: ['bar'], custom: ['x'] },
+      },
     })
-    const res = await patch(id, { characteristics: { translations: { en: { description: null }, fr: null }, num_entrances: { car_entrances: null }, activities: { custom: null } } })
+    const res = await patch(id, {
+      characteristics: { translations: { en: { description: null }, fr: null }, num_entrances: { car_entrances: null }, activities: { custom: null } },
+    })
     expect(res.status, res.text).toBe(200)
     const { specs } = await get(id)
     expect(specs.translations).toEqual({ en: { title: 'T' } })
@@ -101,7 +117,12 @@ describe('null clears at every depth, is_featured too', () => {
 
   test('required fields still cannot be nulled, at any depth', async () => {
     const id = await createProperty(ctx, biz.apiKey)
-    for (const [body, loc] of [[{ title: null }, 'body.title'], [{ location: { city: null } }, 'body.location.city'], [{ area: { total: null } }, 'body.area.total'], [{ location: { coordinates: { latitude: null } } }, 'body.location.coordinates.latitude']] as const) {
+    for (const [body, loc] of [
+      [{ title: null }, 'body.title'],
+      [{ location: { city: null } }, 'body.location.city'],
+      [{ area: { total: null } }, 'body.area.total'],
+      [{ location: { coordinates: { latitude: null } } }, 'body.location.coordinates.latitude'],
+    ] as const) {
       const res = await patch(id, body)
       expect(res.status, JSON.stringify(body)).toBe(422)
       expect(locs(res)).toContain(loc)
@@ -128,7 +149,9 @@ describe('null clears at every depth, is_featured too', () => {
 
 describe('owner_id is re-validated only when the PATCH sets it', () => {
   const contact = async (type: string) => {
-    const [row] = await ctx.deps.database.db.execute<{ id: number }>(sql`insert into contacts (business_id, type, name) values (${biz.id}, ${type}, 'Dueña') returning id`)
+    const [row] = await ctx.deps.database.db.execute<{ id: number }>(
+      sql`insert into contacts (business_id, type, name) values (${biz.id}, ${type}, 'Dueña') returning id`,
+    )
     return row.id
   }
 
@@ -167,7 +190,10 @@ describe('precedence and locations of the body check', () => {
 
   test('inside a nullable object the 422 names the innermost field and says what is wrong', async () => {
     const id = await createProperty(ctx, biz.apiKey)
-    const res = await patch(id, { characteristics: { floor: 'x'.repeat(101), num_entrances: { total: -1 } }, features: [{ key: 'k', label: 'L', value: 'v'.repeat(201) }] })
+    const res = await patch(id, {
+      characteristics: { floor: 'x'.repeat(101), num_entrances: { total: -1 } },
+      features: [{ key: 'k', label: 'L', value: 'v'.repeat(201) }],
+    })
     expect(res.status, res.text).toBe(422)
     expect(locs(res).sort()).toEqual(['body.characteristics.floor', 'body.characteristics.num_entrances.total', 'body.features.0.value'])
     expect(res.body.errors.find((e: any) => e.loc.join('.') === 'body.characteristics.floor').msg).toMatch(/100/)

@@ -42,7 +42,11 @@ describe('tenancy: another business’s key sees nothing and changes nothing', (
   })
 
   test('missing ids answer the same 404 as foreign ones', async () => {
-    for (const [method, path] of [['GET', '/v1/properties/2147483000'], ['POST', '/v1/properties/2147483000/publish'], ['POST', '/v1/properties/2147483000/unpublish']]) {
+    for (const [method, path] of [
+      ['GET', '/v1/properties/2147483000'],
+      ['POST', '/v1/properties/2147483000/publish'],
+      ['POST', '/v1/properties/2147483000/unpublish'],
+    ]) {
       const res = await call(ctx.app, method, path, { key: owner.apiKey })
       expect(res.status, res.text).toBe(404)
       expect(res.body.detail).toBe('Property not found')

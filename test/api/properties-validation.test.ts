@@ -49,7 +49,16 @@ describe('POST /properties validation (contract §3.1)', () => {
     ['elevator not boolean', { characteristics: { elevator: 'yes' } }, 'body.characteristics.elevator'],
     ['feature key too long', { features: [{ key: 'k'.repeat(101), label: 'L', value: 1 }] }, 'body.features.0.key'],
     ['feature without value', { features: [{ key: 'k', label: 'L' }] }, 'body.features.0.value'],
-    ['duplicate feature keys', { features: [{ key: 'k', label: 'L', value: 1 }, { key: 'k', label: 'M', value: 2 }] }, 'body.features.1.key'],
+    [
+      'duplicate feature keys',
+      {
+        features: [
+          { key: 'k', label: 'L', value: 1 },
+          { key: 'k', label: 'M', value: 2 },
+        ],
+      },
+      'body.features.1.key',
+    ],
     ['too many features', { features: Array.from({ length: 201 }, (_, i) => ({ key: `k${i}`, label: 'L', value: i })) }, 'body.features'],
   ]
   for (const [name, override, loc] of cases) {
@@ -65,9 +74,15 @@ describe('POST /properties validation (contract §3.1)', () => {
 
   test('owner_id must be a propietario contact of the same business', async () => {
     const other = await seedBusiness(ctx)
-    const [mine] = await ctx.deps.database.db.execute<{ id: number }>(sql`insert into contacts (business_id, type, name) values (${biz.id}, 'propietario', 'Dueña') returning id`)
-    const [buyer] = await ctx.deps.database.db.execute<{ id: number }>(sql`insert into contacts (business_id, type, name) values (${biz.id}, 'demandante', 'Comprador') returning id`)
-    const [foreign] = await ctx.deps.database.db.execute<{ id: number }>(sql`insert into contacts (business_id, type, name) values (${other.id}, 'propietario', 'Ajeno') returning id`)
+    const [mine] = await ctx.deps.database.db.execute<{ id: number }>(
+      sql`insert into contacts (business_id, type, name) values (${biz.id}, 'propietario', 'Dueña') returning id`,
+    )
+    const [buyer] = await ctx.deps.database.db.execute<{ id: number }>(
+      sql`insert into contacts (business_id, type, name) values (${biz.id}, 'demandante', 'Comprador') returning id`,
+    )
+    const [foreign] = await ctx.deps.database.db.execute<{ id: number }>(
+      sql`insert into contacts (business_id, type, name) values (${other.id}, 'propietario', 'Ajeno') returning id`,
+    )
     for (const id of [buyer.id, foreign.id, 999999999]) {
       const res = await post(propertyBody({ owner_id: id }))
       expect(res.status, res.text).toBe(422)
@@ -77,9 +92,25 @@ describe('POST /properties validation (contract §3.1)', () => {
   })
 
   test('a minimal body gets the defaults', async () => {
-    const id = await createPublished(ctx, biz.apiKey, { subtype: undefined, description: undefined, bedrooms: undefined, bathrooms: undefined, location: { city: 'Soria' }, area: { total: 10 } })
+    const id = await createPublished(ctx, biz.apiKey, {
+      subtype: undefined,
+      description: undefined,
+      bedrooms: undefined,
+      bathrooms: undefined,
+      location: { city: 'Soria' },
+      area: { total: 10 },
+    })
     const res = await call(ctx.app, 'GET', `/v1/properties/${id}`, { key: biz.apiKey })
-    expect(res.body.data).toMatchObject({ subtype: 'Sin Especificar', description: '', bedrooms: 0, bathrooms: 0, status: 'disponible', is_featured: false, country: 'España', specs: { address_privacy: 'approximate' } })
+    expect(res.body.data).toMatchObject({
+      subtype: 'Sin Especificar',
+      description: '',
+      bedrooms: 0,
+      bathrooms: 0,
+      status: 'disponible',
+      is_featured: false,
+      country: 'España',
+      specs: { address_privacy: 'approximate' },
+    })
   })
 
   test('malformed JSON and a non-JSON content type are 422', async () => {
@@ -160,7 +191,11 @@ describe('PATCH /properties/{id} (contract §3.2)', () => {
 
   test('missing ids and bad ids', async () => {
     expect((await patch(999999999, { title: 'x' })).status).toBe(404)
-    for (const res of [await patch(0, { title: 'x' }), await call(ctx.app, 'GET', '/v1/properties/abc', { key: biz.apiKey }), await call(ctx.app, 'GET', '/v1/properties/-3', { key: biz.apiKey })]) {
+    for (const res of [
+      await patch(0, { title: 'x' }),
+      await call(ctx.app, 'GET', '/v1/properties/abc', { key: biz.apiKey }),
+      await call(ctx.app, 'GET', '/v1/properties/-3', { key: biz.apiKey }),
+    ]) {
       expect(res.status, res.text).toBe(422)
       expect(res.body.errors[0].loc, res.text).toEqual(['path', 'property_id'])
     }

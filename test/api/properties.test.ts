@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
-import { createProperty, createPublished, } from '../helpers/properties'
+import { createProperty, createPublished } from '../helpers/properties'
 
 let ctx: TestContext
 let biz: SeededBusiness
@@ -80,7 +80,10 @@ describe('create → publish → read', () => {
 
   test('an update of a published property is visible at once', async () => {
     const id = await createPublished(ctx, biz.apiKey)
-    const up = await call(ctx.app, 'PATCH', `/v1/properties/${id}`, { key: biz.apiKey, body: { title: 'Nuevo título', pricing: { rent: 1200 }, operations: ['venta', 'alquiler'] } })
+    const up = await call(ctx.app, 'PATCH', `/v1/properties/${id}`, {
+      key: biz.apiKey,
+      body: { title: 'Nuevo título', pricing: { rent: 1200 }, operations: ['venta', 'alquiler'] },
+    })
     expect(up.status, up.text).toBe(200)
     expect(up.body).toEqual({ status: 'ok', id })
     const res = await call(ctx.app, 'GET', `/v1/properties/${id}`, { key: biz.apiKey })
@@ -101,7 +104,21 @@ describe('create → publish → read', () => {
     expect(res.body.offset).toBe(0)
     expect(res.body.authenticated_as).toBe(b.name)
     expect(res.body.data.map((p: any) => p.id)).toEqual([ids[1], ids[0]])
-    expect(res.body.filters).toEqual({ status: null, operation: null, rental_type: null, type: null, subtype: null, city: null, locations: null, min_price: null, max_price: null, min_bedrooms: null, is_featured: null, sort: null, q: null })
+    expect(res.body.filters).toEqual({
+      status: null,
+      operation: null,
+      rental_type: null,
+      type: null,
+      subtype: null,
+      city: null,
+      locations: null,
+      min_price: null,
+      max_price: null,
+      min_bedrooms: null,
+      is_featured: null,
+      sort: null,
+      q: null,
+    })
     expect(res.headers.get('cache-control')).toBe('no-store')
     expect(res.headers.get('x-request-id')).toBeTruthy()
     const empty = await call(ctx.app, 'GET', '/v1/properties?offset=50', { key: b.apiKey })

@@ -18,7 +18,9 @@ afterAll(() => ctx.close())
 
 /** The request log line of the request with this id (written after the response is sent). */
 const requestLine = (id: string) =>
-  eventually(async () => ctx.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request' && l.request_id === id), { what: `the request log line of ${id}` })
+  eventually(async () => ctx.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request' && l.request_id === id), {
+    what: `the request log line of ${id}`,
+  })
 
 const sample = (text: string, series: string) => {
   const line = text.split('\n').find((l) => l.startsWith(series + ' '))

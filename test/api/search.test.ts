@@ -51,7 +51,13 @@ beforeAll(async () => {
     subtype: 'chalet',
     title: 'Chalet independiente',
     description: '<div data-note="terraza" class="piscina">Con garaje doble.</div>',
-    location: at('Elche', { province: 'Alicante', address: 'Calle Piscina 3', street: 'Calle Piscina', building_name: 'Edificio Mirador', postal_code: '03201' }),
+    location: at('Elche', {
+      province: 'Alicante',
+      address: 'Calle Piscina 3',
+      street: 'Calle Piscina',
+      building_name: 'Edificio Mirador',
+      postal_code: '03201',
+    }),
     pricing: { sale: 500000 },
   })
   id.garage = await createPublished(ctx, biz.apiKey, {
@@ -63,8 +69,20 @@ beforeAll(async () => {
     pricing: { sale: 20000 },
     bedrooms: 0,
   })
-  id.twinOld = await createPublished(ctx, biz.apiKey, { title: 'Estudio reformado', subtype: 'estudio', description: 'Buhardilla.', location: at('Bilbao'), pricing: { sale: 90000 } })
-  id.twinNew = await createPublished(ctx, biz.apiKey, { title: 'Estudio reformado', subtype: 'estudio', description: 'Buhardilla.', location: at('Bilbao'), pricing: { sale: 80000 } })
+  id.twinOld = await createPublished(ctx, biz.apiKey, {
+    title: 'Estudio reformado',
+    subtype: 'estudio',
+    description: 'Buhardilla.',
+    location: at('Bilbao'),
+    pricing: { sale: 90000 },
+  })
+  id.twinNew = await createPublished(ctx, biz.apiKey, {
+    title: 'Estudio reformado',
+    subtype: 'estudio',
+    description: 'Buhardilla.',
+    location: at('Bilbao'),
+    pricing: { sale: 80000 },
+  })
   id.draft = await createProperty(ctx, biz.apiKey, { title: 'Piscina privada', location: at('Valencia') })
   id.foreign = await createPublished(ctx, other.apiKey, { title: 'Ático con piscina', location: at('Valencia') })
 })
@@ -193,7 +211,35 @@ describe('q: bounds and hostile text', () => {
   })
 
   test('no text causes a 5xx: any q is an answer (200, or 422 when out of bounds), echoed as sent', async () => {
-    const syntax = fc.constantFrom('"', '-', ' or ', 'OR', '<->', ':*', '!', '&', '|', '(', ')', '\\', "'", '\t', '\n', '&nbsp;', '<b>', ' -"', '""', 'de', 'la', '¿', '€', '🏠', 'ﬁ', '\u0301', '\u{10FFFF}')
+    const syntax = fc.constantFrom(
+      '"',
+      '-',
+      ' or ',
+      'OR',
+      '<->',
+      ':*',
+      '!',
+      '&',
+      '|',
+      '(',
+      ')',
+      '\\',
+      "'",
+      '\t',
+      '\n',
+      '&nbsp;',
+      '<b>',
+      ' -"',
+      '""',
+      'de',
+      'la',
+      '¿',
+      '€',
+      '🏠',
+      'ﬁ',
+      '\u0301',
+      '\u{10FFFF}',
+    )
     const piece = fc.oneof(syntax, fc.string({ unit: 'binary', maxLength: 12 }), fc.string({ unit: 'grapheme', maxLength: 12 }))
     const text = fc.array(piece, { minLength: 1, maxLength: 12 }).map((parts) => parts.join('').toWellFormed())
     await fc.assert(

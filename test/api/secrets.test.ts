@@ -17,7 +17,12 @@ beforeAll(async () => {
 afterAll(() => ctx.close())
 
 const cli = async (...args: string[]) => {
-  const proc = Bun.spawn(['bun', 'run', 'cli/index.ts', ...args], { cwd: ROOT, env: { ...process.env, QUEUE_PREFIX: ctx.config.queuePrefix }, stdout: 'pipe', stderr: 'pipe' })
+  const proc = Bun.spawn(['bun', 'run', 'cli/index.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, QUEUE_PREFIX: ctx.config.queuePrefix },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
   return { stdout, stderr, code }
 }
@@ -36,11 +41,15 @@ function encodingsOf(secret: string): string[] {
 /** Tables (any column, any row, as text) holding any of the needles. */
 async function tablesContaining(needles: string[]): Promise<string[]> {
   const db = ctx.deps.database.db
-  const tables = await db.execute<{ table_name: string }>(sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`)
+  const tables = await db.execute<{ table_name: string }>(
+    sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`,
+  )
   const hits: string[] = []
   for (const { table_name } of tables) {
     for (const needle of needles) {
-      const [row] = await db.execute<{ n: number }>(sql`select count(*)::int as n from ${sql.identifier(table_name)} t where strpos(lower(t::text), lower(${needle})) > 0`)
+      const [row] = await db.execute<{ n: number }>(
+        sql`select count(*)::int as n from ${sql.identifier(table_name)} t where strpos(lower(t::text), lower(${needle})) > 0`,
+      )
       if (row.n > 0) hits.push(`${table_name} holds ${needle.slice(0, 6)}…`)
     }
   }

@@ -21,7 +21,13 @@ let api: ApiClient
 
 beforeAll(async () => {
   service = await startService({ IMAGE_THREADS: '1' })
-  workers = await startWorkers(service.ctx.config, createLogger('silent'), ['upload-complete', 'image-watermark', 'catalogue-reindex', 'lead-ingest', 'outreach'])
+  workers = await startWorkers(service.ctx.config, createLogger('silent'), [
+    'upload-complete',
+    'image-watermark',
+    'catalogue-reindex',
+    'lead-ingest',
+    'outreach',
+  ])
   biz = await seedBusiness(service.ctx)
   api = createClient({ baseUrl: service.baseUrl, apiKey: biz.apiKey })
 }, 30_000)
@@ -60,7 +66,14 @@ describe('clients/typescript', () => {
       title: 'Ático con terraza (cliente tipado)',
       description: '<p>Luminoso</p>',
       pricing: { sale: 250000 },
-      location: { city: 'Valencia', province: 'Valencia', postal_code: '46004', address: 'Calle de Colón 12', coordinates: { latitude: 39.46987, longitude: -0.37634 }, visibility: 'approximate' },
+      location: {
+        city: 'Valencia',
+        province: 'Valencia',
+        postal_code: '46004',
+        address: 'Calle de Colón 12',
+        coordinates: { latitude: 39.46987, longitude: -0.37634 },
+        visibility: 'approximate',
+      },
       area: { total: 95 },
       bedrooms: 3,
       bathrooms: 2,
@@ -84,21 +97,27 @@ describe('clients/typescript', () => {
     const upload_id = upload.data!.upload_id
     const completed = await api.POST('/v1/properties/{property_id}/images/uploads/{upload_id}/complete', { params: { path: { property_id, upload_id } } })
     expect(completed.response.status, JSON.stringify(completed.error)).toBe(202)
-    const session = await eventually(async () => {
-      const { data } = await api.GET('/v1/properties/{property_id}/images/uploads/{upload_id}', { params: { path: { property_id, upload_id } } })
-      return data && ['completed', 'failed'].includes(data.data.state) ? data.data : null
-    }, { timeoutMs: 20_000, what: 'the upload to be processed' })
+    const session = await eventually(
+      async () => {
+        const { data } = await api.GET('/v1/properties/{property_id}/images/uploads/{upload_id}', { params: { path: { property_id, upload_id } } })
+        return data && ['completed', 'failed'].includes(data.data.state) ? data.data : null
+      },
+      { timeoutMs: 20_000, what: 'the upload to be processed' },
+    )
     expect(session.state).toBe('completed')
     expect(session.files[0]).toMatchObject({ file_id: target.file_id, state: 'ready' })
 
     const published = await api.POST('/v1/properties/{property_id}/publish', { params: { path: { property_id } } })
     expect(published.response.status, JSON.stringify(published.error)).toBe(200)
 
-    const listed = await eventually(async () => {
-      const { data } = await api.GET('/v1/properties', { params: { query: { city: 'Valencia', limit: 50 } } })
-      const entry = data?.data.find((p) => p.id === property_id)
-      return entry && entry.images.length === 1 ? entry : null
-    }, { timeoutMs: 20_000, what: 'the published property with its image in the catalogue' })
+    const listed = await eventually(
+      async () => {
+        const { data } = await api.GET('/v1/properties', { params: { query: { city: 'Valencia', limit: 50 } } })
+        const entry = data?.data.find((p) => p.id === property_id)
+        return entry && entry.images.length === 1 ? entry : null
+      },
+      { timeoutMs: 20_000, what: 'the published property with its image in the catalogue' },
+    )
     expect(listed.title).toBe(input.title)
     expect(listed.images[0].is_primary).toBe(true)
     const cover = await fetch(listed.images[0].url)
@@ -120,7 +139,10 @@ describe('clients/typescript', () => {
     expect(ingested.response.status, JSON.stringify(ingested.error)).toBe(200)
     expect(ingested.data).toEqual({ status: 'ok', authenticated_as: biz.name })
 
-    const lead = await eventually(async () => (await api.GET('/v1/leads', { params: { query: { phone } } })).data?.data[0], { timeoutMs: 20_000, what: `the ingested lead ${phone}` })
+    const lead = await eventually(async () => (await api.GET('/v1/leads', { params: { query: { phone } } })).data?.data[0], {
+      timeoutMs: 20_000,
+      what: `the ingested lead ${phone}`,
+    })
     expect(lead).toMatchObject({ phone, name: 'Lucía Martín', operation: 'alquiler', budget_max: 1100, min_bedrooms: 2, source: 'landing-alquiler' })
   }, 30_000)
 
@@ -132,7 +154,12 @@ describe('clients/typescript', () => {
     const property_id = created.data!.id
     const sent = await api.POST('/v1/leads/inquiries', {
       params: { header: { 'Idempotency-Key': crypto.randomUUID() } },
-      body: { contact: { name: 'Ana García', email: `ana.${crypto.randomUUID()}@example.com` }, message: '¿Sigue disponible?', property_id, source: 'web-contact-form' },
+      body: {
+        contact: { name: 'Ana García', email: `ana.${crypto.randomUUID()}@example.com` },
+        message: '¿Sigue disponible?',
+        property_id,
+        source: 'web-contact-form',
+      },
     })
     expect(sent.response.status, JSON.stringify(sent.error)).toBe(200)
     expect(sent.data).toMatchObject({ status: 'ok', lead_created: true, outreach: 'not_configured' })

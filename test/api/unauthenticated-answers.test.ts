@@ -59,7 +59,13 @@ const JSON_TYPE = { 'content-type': 'application/json' }
 const DEFECTS: { name: string; method: string; path: string; headers?: Record<string, string>; body?: RequestInit['body'] }[] = [
   { name: 'wrong content type', method: 'POST', path: '/v1/properties', headers: { 'content-type': 'text/plain' }, body: 'title=x' },
   { name: 'no content type', method: 'POST', path: '/v1/leads', body: new Blob(['{"name":"x"}']) },
-  { name: 'oversized Content-Length', method: 'POST', path: '/v1/properties', headers: { ...JSON_TYPE, 'content-length': String(5 * 1024 * 1024) }, body: '{}' },
+  {
+    name: 'oversized Content-Length',
+    method: 'POST',
+    path: '/v1/properties',
+    headers: { ...JSON_TYPE, 'content-length': String(5 * 1024 * 1024) },
+    body: '{}',
+  },
   { name: 'invalid UTF-8', method: 'POST', path: '/v1/leads', headers: JSON_TYPE, body: new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]) },
   { name: 'too deep JSON', method: 'POST', path: '/v1/properties', headers: JSON_TYPE, body: '['.repeat(5000) + ']'.repeat(5000) },
   { name: 'malformed JSON', method: 'PATCH', path: '/v1/leads/1', headers: JSON_TYPE, body: '{"name": ' },
@@ -86,7 +92,9 @@ describe('401 before any other error, through app.handle', () => {
   test('every defect × every unusable key', async () => {
     for (const key of badKeys) {
       for (const d of DEFECTS) {
-        const res = await ctx.app.handle(new Request(`http://localhost${d.path}`, { method: d.method, headers: { ...d.headers, ...key.headers }, body: d.body }))
+        const res = await ctx.app.handle(
+          new Request(`http://localhost${d.path}`, { method: d.method, headers: { ...d.headers, ...key.headers }, body: d.body }),
+        )
         await expect401(res, `${key.name} + ${d.name} (${d.method} ${d.path})`)
       }
     }
@@ -103,7 +111,9 @@ describe('401 before any other error, through app.handle', () => {
         const key = badKeys[k % badKeys.length]
         const headers = Object.fromEntries(Object.entries(req.headers).filter(([h]) => h !== 'x-api-key' && h !== 'authorization'))
         // A mutation that sets an API key header leaves it as the (unusable) key under test.
-        const mutatedKey = /^header (x-api-key|authorization):/.test(req.mutation) ? Object.fromEntries(Object.entries(req.headers).filter(([h]) => h === 'x-api-key' || h === 'authorization')) : {}
+        const mutatedKey = /^header (x-api-key|authorization):/.test(req.mutation)
+          ? Object.fromEntries(Object.entries(req.headers).filter(([h]) => h === 'x-api-key' || h === 'authorization'))
+          : {}
         const res = await ctx.app.handle(new Request(req.url, { method: req.method, headers: { ...headers, ...key.headers, ...mutatedKey }, body: req.body }))
         await expect401(res, `${key.name} + ${req.mutation} (${req.method} ${req.url.slice(0, 120)})`)
       }),
@@ -120,8 +130,17 @@ describe('401 before any other error, through a real Bun.serve', () => {
   afterAll(() => api.close(2000))
 
   test('anonymous requests declaring huge bodies are a 401 problem+json, not Bun’s own 413', async () => {
-    for (const [key, size] of [['', 200 * 1024 * 1024], ['X-Api-Key: garbage\r\n', 30 * 1024 * 1024], [`X-Api-Key: AC_LIVE_${'Z'.repeat(16)}.${'a'.repeat(32)}\r\n`, 2 * 1024 * 1024 * 1024]] as const) {
-      const res = await rawRequest(api.port, `POST /v1/properties HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n${key}Content-Length: ${size}\r\n\r\n`, '{"title":', { until: 'closed' })
+    for (const [key, size] of [
+      ['', 200 * 1024 * 1024],
+      ['X-Api-Key: garbage\r\n', 30 * 1024 * 1024],
+      [`X-Api-Key: AC_LIVE_${'Z'.repeat(16)}.${'a'.repeat(32)}\r\n`, 2 * 1024 * 1024 * 1024],
+    ] as const) {
+      const res = await rawRequest(
+        api.port,
+        `POST /v1/properties HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n${key}Content-Length: ${size}\r\n\r\n`,
+        '{"title":',
+        { until: 'closed' },
+      )
       expect(res.status, `${size} bytes: ${res.body}`).toBe(401)
       expect(res.headers['content-type']).toStartWith('application/problem+json')
       expect(res.headers['cache-control']).toBe('no-store')
@@ -135,7 +154,11 @@ describe('401 before any other error, through a real Bun.serve', () => {
 
   test('the defects above are 401 through the network too', async () => {
     for (const d of DEFECTS) {
-      const res = await fetch(`http://127.0.0.1:${api.port}${d.path}`, { method: d.method, headers: d.headers?.['content-length'] ? { ...d.headers, 'content-length': '2' } : d.headers, body: d.body })
+      const res = await fetch(`http://127.0.0.1:${api.port}${d.path}`, {
+        method: d.method,
+        headers: d.headers?.['content-length'] ? { ...d.headers, 'content-length': '2' } : d.headers,
+        body: d.body,
+      })
       await expect401(res, `${d.name} (${d.method} ${d.path})`)
     }
   })

@@ -25,7 +25,13 @@ describe('CRUD', () => {
     expect(res.status, res.text).toBe(201)
     const { secret, ...endpoint } = res.body.data
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/)
-    expect(endpoint).toMatchObject({ url: 'http://127.0.0.1:9/hook', enabled_events: ['lead.created', 'property.*'], status: 'enabled', disabled_reason: null, description: 'CRM' })
+    expect(endpoint).toMatchObject({
+      url: 'http://127.0.0.1:9/hook',
+      enabled_events: ['lead.created', 'property.*'],
+      status: 'enabled',
+      disabled_reason: null,
+      description: 'CRM',
+    })
     const got = await call(ctx.app, 'GET', `/v1/webhook_endpoints/${endpoint.id}`, { key: biz.apiKey })
     expect(got.body).toMatchObject({ status: 'ok', data: endpoint, authenticated_as: biz.name })
     const listed = await call(ctx.app, 'GET', '/v1/webhook_endpoints', { key: biz.apiKey })
@@ -51,12 +57,15 @@ describe('CRUD', () => {
     expect((await call(ctx.app, 'DELETE', `/v1/webhook_endpoints/${id}`, { key: biz.apiKey })).status).toBe(404)
   })
 
-  test('another business\'s endpoint is a 404 on every route', async () => {
+  test("another business's endpoint is a 404 on every route", async () => {
     const other = await seedBusiness(ctx)
     const id = (await create(other.apiKey, valid())).body.data.id
     for (const [method, path, body] of [
-      ['GET', `/v1/webhook_endpoints/${id}`], ['PATCH', `/v1/webhook_endpoints/${id}`, { description: 'x' }], ['DELETE', `/v1/webhook_endpoints/${id}`],
-      ['GET', `/v1/webhook_endpoints/${id}/deliveries`], ['POST', `/v1/webhook_endpoints/${id}/rotate_secret`],
+      ['GET', `/v1/webhook_endpoints/${id}`],
+      ['PATCH', `/v1/webhook_endpoints/${id}`, { description: 'x' }],
+      ['DELETE', `/v1/webhook_endpoints/${id}`],
+      ['GET', `/v1/webhook_endpoints/${id}/deliveries`],
+      ['POST', `/v1/webhook_endpoints/${id}/rotate_secret`],
     ] as [string, string, unknown?][]) {
       expect((await call(ctx.app, method, path, { key: biz.apiKey, body })).status, `${method} ${path}`).toBe(404)
     }
@@ -73,7 +82,17 @@ describe('CRUD', () => {
 
 describe('refusals', () => {
   test('the request-forgery guard refuses non-public hosts on url at create and PATCH (422 on url); the allow-list matches the host as written', async () => {
-    for (const url of ['http://localhost:9/x', 'http://[::1]:9/x', 'http://0.0.0.0/x', 'http://10.1.2.3/x', 'http://169.254.169.254/latest', 'http://192.168.1.1/', 'http://127.0.0.2/x', 'http://host.invalid/x', 'ftp://127.0.0.1/x']) {
+    for (const url of [
+      'http://localhost:9/x',
+      'http://[::1]:9/x',
+      'http://0.0.0.0/x',
+      'http://10.1.2.3/x',
+      'http://169.254.169.254/latest',
+      'http://192.168.1.1/',
+      'http://127.0.0.2/x',
+      'http://host.invalid/x',
+      'ftp://127.0.0.1/x',
+    ]) {
       const res = await create(biz.apiKey, valid({ url }))
       expect(res.status, `${url}: ${res.text}`).toBe(422)
       expect(res.body.errors[0].loc, url).toEqual(['body', 'url'])
@@ -116,7 +135,9 @@ describe('refusals', () => {
 
 describe('documentation', () => {
   const createDescription = async (app: TestContext['app']) => {
-    const doc = (await (await app.handle(new Request('http://localhost/openapi.json'))).json()) as { paths: Record<string, Record<string, { description: string }>> }
+    const doc = (await (await app.handle(new Request('http://localhost/openapi.json'))).json()) as {
+      paths: Record<string, Record<string, { description: string }>>
+    }
     return doc.paths['/v1/webhook_endpoints'].post.description
   }
 

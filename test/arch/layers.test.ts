@@ -11,9 +11,9 @@ import { dirname, join, normalize, relative } from 'node:path'
 import { existsSync } from 'node:fs'
 
 const ROOT = normalize(join(import.meta.dir, '../..'))
-const SOURCES = ['api', 'worker', 'cli', 'shared', 'db'].flatMap((dir) =>
-  [...new Glob(`${dir}/**/*.ts`).scanSync({ cwd: ROOT })].filter((f) => !f.startsWith('db/migrations/')),
-).concat('main.ts')
+const SOURCES = ['api', 'worker', 'cli', 'shared', 'db']
+  .flatMap((dir) => [...new Glob(`${dir}/**/*.ts`).scanSync({ cwd: ROOT })].filter((f) => !f.startsWith('db/migrations/')))
+  .concat('main.ts')
 
 const IMPORT_RE = /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g
 
@@ -58,15 +58,21 @@ describe('layers', () => {
 
   test('entry points reach the database through shared/ (only the pool and the migrator directly)', () => {
     const direct = [...graph].flatMap(([file, targets]) =>
-      layerOf(file) === 'entry' ? targets.filter((t) => layerOf(t) === 'db' && !ENTRY_DB_ALLOWED.has(t)).map((t) => `${file} → ${t}`) : [])
+      layerOf(file) === 'entry' ? targets.filter((t) => layerOf(t) === 'db' && !ENTRY_DB_ALLOWED.has(t)).map((t) => `${file} → ${t}`) : [],
+    )
     expect(direct).toEqual([])
   })
 
   test('api/ and worker/ never import each other, and the CLI imports neither (main.ts stands above both)', () => {
-    const crossing = [...graph].flatMap(([file, targets]) => targets.filter((t) => {
-      const a = file.split('/')[0], b = t.split('/')[0]
-      return (a === 'api' && b === 'worker') || (a === 'worker' && b === 'api') || (a === 'cli' && (b === 'api' || b === 'worker'))
-    }).map((t) => `${file} → ${t}`))
+    const crossing = [...graph].flatMap(([file, targets]) =>
+      targets
+        .filter((t) => {
+          const a = file.split('/')[0],
+            b = t.split('/')[0]
+          return (a === 'api' && b === 'worker') || (a === 'worker' && b === 'api') || (a === 'cli' && (b === 'api' || b === 'worker'))
+        })
+        .map((t) => `${file} → ${t}`),
+    )
     expect(crossing).toEqual([])
   })
 

@@ -34,7 +34,9 @@ describe('bun run cli catalogue reindex', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ business_id: biz.id, properties: 4, published: 3, drafts: 1 })
     // Progress is for a terminal; piped, stderr stays empty (the terminal case: test/cli/terminal.test.ts).
     expect(r.stderr).toBe('')
-    const rows = await db.execute<{ property_id: number; id: number }>(sql`select property_id, (doc->>'id')::int as id from catalogue_entries where business_id = ${biz.id} order by property_id`)
+    const rows = await db.execute<{ property_id: number; id: number }>(
+      sql`select property_id, (doc->>'id')::int as id from catalogue_entries where business_id = ${biz.id} order by property_id`,
+    )
     expect(rows.map((x) => [x.property_id, x.id])).toEqual(published.map((id) => [id, id]))
   })
 

@@ -42,7 +42,10 @@ ${calls}
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
   expect(code, stderr).toBe(0)
   expect(stderr).toBe('')
-  return stdout.split('\n').slice(0, lines.length).map((l) => (l ? l.split(' ') : []))
+  return stdout
+    .split('\n')
+    .slice(0, lines.length)
+    .map((l) => (l ? l.split(' ') : []))
 }
 
 const flagsOf = (group: (typeof GROUPS)[number], name: string) => {
@@ -73,16 +76,18 @@ describe('bash completion', () => {
 
   test('completes a subcommand, a flag from its prefix and the values of a closed flag; files for --file', async () => {
     writeFileSync(join(dir, 'logo.png'), '')
-    expect(await complete([
-      ['bun', 'run', 'cli', 'key', 'cr'],
-      ['bun', 'run', 'cli', 'key', 'create', '--business', '1', '--exp'],
-      ['bun', 'run', 'cli', 'feed', 'create', '--format', ''],
-      ['bun', 'run', 'cli', 'queues', 'retry', '--queue', 'out'],
-      ['bun', 'run', 'cli', 'watermark', 'set', '--file', 'lo'],
-      ['bun', 'run', 'cli', 'completion', ''],
-      // Not `bun run cli`: left to bun's default (file names), nothing from this script.
-      ['bun', 'install', ''],
-    ])).toEqual([['create'], ['--expires-at'], ['kyero'], ['outreach'], ['logo.png'], ['bash', 'zsh', '--help'], []])
+    expect(
+      await complete([
+        ['bun', 'run', 'cli', 'key', 'cr'],
+        ['bun', 'run', 'cli', 'key', 'create', '--business', '1', '--exp'],
+        ['bun', 'run', 'cli', 'feed', 'create', '--format', ''],
+        ['bun', 'run', 'cli', 'queues', 'retry', '--queue', 'out'],
+        ['bun', 'run', 'cli', 'watermark', 'set', '--file', 'lo'],
+        ['bun', 'run', 'cli', 'completion', ''],
+        // Not `bun run cli`: left to bun's default (file names), nothing from this script.
+        ['bun', 'install', ''],
+      ]),
+    ).toEqual([['create'], ['--expires-at'], ['kyero'], ['outreach'], ['logo.png'], ['bash', 'zsh', '--help'], []])
   })
 })
 

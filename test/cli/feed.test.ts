@@ -17,7 +17,12 @@ beforeAll(async () => {
 afterAll(() => ctx.close())
 
 const cli = async (...args: string[]) => {
-  const proc = Bun.spawn(['bun', 'run', 'cli/index.ts', 'feed', ...args], { cwd: `${import.meta.dir}/../..`, env: { ...process.env, PUBLIC_URL: 'https://api.example.com' }, stdout: 'pipe', stderr: 'pipe' })
+  const proc = Bun.spawn(['bun', 'run', 'cli/index.ts', 'feed', ...args], {
+    cwd: `${import.meta.dir}/../..`,
+    env: { ...process.env, PUBLIC_URL: 'https://api.example.com' },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
   return { stdout, stderr, code }
 }

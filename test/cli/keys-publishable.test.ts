@@ -21,11 +21,29 @@ beforeAll(async () => {
 })
 afterAll(() => ctx.close())
 
-const ingest = (phone: string) => ({ id: 's', createdAt: '2026-11-01T10:00:00Z', source: 'landing', sourcePage: 'https://landing.example.com/', contact: { name: 'Ana', phone }, search: {} })
+const ingest = (phone: string) => ({
+  id: 's',
+  createdAt: '2026-11-01T10:00:00Z',
+  source: 'landing',
+  sourcePage: 'https://landing.example.com/',
+  contact: { name: 'Ana', phone },
+  search: {},
+})
 
 describe('key create --publishable, key list, key origins', () => {
   test('create prints one JSON object: AC_PUB_ key, kind, scope leads:ingest, canonical origins, default rates', async () => {
-    const r = await cli('key', 'create', '--business', String(businessId), '--publishable', '--origins', 'https://Landing.Example.com:443,http://localhost:8080', '--name', 'spring', '--json')
+    const r = await cli(
+      'key',
+      'create',
+      '--business',
+      String(businessId),
+      '--publishable',
+      '--origins',
+      'https://Landing.Example.com:443,http://localhost:8080',
+      '--name',
+      'spring',
+      '--json',
+    )
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout.trim().split('\n')).toHaveLength(1)
     const key = JSON.parse(r.stdout)
@@ -45,16 +63,42 @@ describe('key create --publishable, key list, key origins', () => {
     const list = await cli('key', 'list', '--business', String(businessId), '--json')
     expect(list.code, list.stderr).toBe(0)
     const listed = JSON.parse(list.stdout).keys.find((k: { key_id: string }) => k.key_id === key.key_id)
-    expect(listed).toMatchObject({ kind: 'publishable', name: 'spring', scopes: ['leads:ingest'], origins: ['https://landing.example.com', 'http://localhost:8080'], rate_per_ip: '10/min', rate: '600/min' })
+    expect(listed).toMatchObject({
+      kind: 'publishable',
+      name: 'spring',
+      scopes: ['leads:ingest'],
+      origins: ['https://landing.example.com', 'http://localhost:8080'],
+      rate_per_ip: '10/min',
+      rate: '600/min',
+    })
     expect(list.stdout).not.toContain(key.api_key.split('.')[1])
   })
 
   test('--rate-per-ip and --rate are stored in canonical form; a secret key lists kind secret with no origins or rates', async () => {
-    const pub = JSON.parse((await cli('key', 'create', '--business', String(businessId), '--publishable', '--origins', 'https://a.example', '--rate-per-ip', '5/s', '--rate', '100/h', '--json')).stdout)
+    const pub = JSON.parse(
+      (
+        await cli(
+          'key',
+          'create',
+          '--business',
+          String(businessId),
+          '--publishable',
+          '--origins',
+          'https://a.example',
+          '--rate-per-ip',
+          '5/s',
+          '--rate',
+          '100/h',
+          '--json',
+        )
+      ).stdout,
+    )
     expect(pub).toMatchObject({ rate_per_ip: '5/s', rate: '100/h' })
     const secret = JSON.parse((await cli('key', 'create', '--business', String(businessId), '--scopes', 'leads:read', '--json')).stdout)
     expect(secret.kind).toBe('secret')
-    const listed = JSON.parse((await cli('key', 'list', '--business', String(businessId), '--json')).stdout).keys.find((k: { key_id: string }) => k.key_id === secret.key_id)
+    const listed = JSON.parse((await cli('key', 'list', '--business', String(businessId), '--json')).stdout).keys.find(
+      (k: { key_id: string }) => k.key_id === secret.key_id,
+    )
     expect(listed).toMatchObject({ kind: 'secret', origins: null, rate_per_ip: null, rate: null })
     const text = await cli('key', 'list', '--business', String(businessId))
     expect(text.stdout).toContain(`${pub.key_id}  publishable`)
@@ -71,7 +115,11 @@ describe('key create --publishable, key list, key origins', () => {
     expect(set.code, set.stderr).toBe(0)
     expect(JSON.parse(set.stdout)).toEqual({ key_id: key.key_id, origins: ['https://new.example'] })
     const changedAt = performance.now()
-    await eventually(async () => (await from('https://new.example', '+34600700003')).status === 200, { timeoutMs: 3000, intervalMs: 20, what: 'the new origin to be taken' })
+    await eventually(async () => (await from('https://new.example', '+34600700003')).status === 200, {
+      timeoutMs: 3000,
+      intervalMs: 20,
+      what: 'the new origin to be taken',
+    })
     const old = await from('https://old.example', '+34600700004')
     expect(old.status).toBe(403)
     expect(performance.now() - changedAt).toBeLessThan(1000)

@@ -17,12 +17,21 @@ beforeAll(async () => {
 afterAll(() => ctx.close())
 
 const cli = async (...args: string[]) => {
-  const proc = Bun.spawn(['bun', 'run', 'cli/index.ts', 'outreach', ...args], { cwd: `${import.meta.dir}/../..`, env: { ...process.env }, stdout: 'pipe', stderr: 'pipe' })
+  const proc = Bun.spawn(['bun', 'run', 'cli/index.ts', 'outreach', ...args], {
+    cwd: `${import.meta.dir}/../..`,
+    env: { ...process.env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
   return { stdout, stderr, code }
 }
 const endpointRow = async (businessId: number) =>
-  (await ctx.deps.database.db.execute<{ url: string; secret_encrypted: string; enabled: boolean }>(sql`select url, secret_encrypted, enabled from outreach_endpoints where business_id = ${businessId}`))[0]
+  (
+    await ctx.deps.database.db.execute<{ url: string; secret_encrypted: string; enabled: boolean }>(
+      sql`select url, secret_encrypted, enabled from outreach_endpoints where business_id = ${businessId}`,
+    )
+  )[0]
 
 describe('bun run cli outreach', () => {
   test('set prints the secret once, stores it only sealed; re-set rotates it', async () => {
@@ -52,7 +61,13 @@ describe('bun run cli outreach', () => {
     const set = JSON.parse((await cli('set', '--business', String(b.id), '--url', 'http://localhost:1234/x', '--json')).stdout)
     const show = await cli('show', '--business', String(b.id), '--json')
     expect(show.code, show.stderr).toBe(0)
-    expect(JSON.parse(show.stdout)).toEqual({ business_id: b.id, url: 'http://localhost:1234/x', enabled: true, created_at: expect.any(String), updated_at: expect.any(String) })
+    expect(JSON.parse(show.stdout)).toEqual({
+      business_id: b.id,
+      url: 'http://localhost:1234/x',
+      enabled: true,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    })
     expect(show.stdout).not.toContain('whsec_')
     expect(show.stdout).not.toContain(set.secret)
     const text = await cli('show', '--business', String(b.id))
@@ -87,12 +102,21 @@ describe('bun run cli outreach', () => {
   test('deliveries lists state, attempts and each attempt, newest first', async () => {
     const b = await seedBusiness(ctx)
     const db = ctx.deps.database.db
-    const [contact] = await db.execute<{ id: number }>(sql`insert into contacts (business_id, name, phone) values (${b.id}, 'Ana', '+34600000001') returning id`)
-    const [inquiry] = await db.execute<{ id: number }>(sql`insert into lead_inquiries (business_id, contact_id, contact_name, message) values (${b.id}, ${contact.id}, 'Ana', 'hola') returning id`)
+    const [contact] = await db.execute<{ id: number }>(
+      sql`insert into contacts (business_id, name, phone) values (${b.id}, 'Ana', '+34600000001') returning id`,
+    )
+    const [inquiry] = await db.execute<{ id: number }>(
+      sql`insert into lead_inquiries (business_id, contact_id, contact_name, message) values (${b.id}, ${contact.id}, 'Ana', 'hola') returning id`,
+    )
     await insertOutreachDelivery(db, { id: 'dlv_cli_old', businessId: b.id, inquiryId: inquiry.id, payload: {}, createdAt: new Date(Date.now() - 60_000) })
     await insertOutreachDelivery(db, { id: 'dlv_cli_new', businessId: b.id, inquiryId: inquiry.id, payload: {}, createdAt: new Date() })
     await recordOutreachAttempt(db, 'dlv_cli_old', { statusCode: 500, latencyMs: 12, error: null }, { state: 'pending', nextAttemptAt: new Date() })
-    await recordOutreachAttempt(db, 'dlv_cli_old', { statusCode: null, latencyMs: 10000, error: 'timeout after 10000 ms' }, { state: 'pending', nextAttemptAt: new Date() })
+    await recordOutreachAttempt(
+      db,
+      'dlv_cli_old',
+      { statusCode: null, latencyMs: 10000, error: 'timeout after 10000 ms' },
+      { state: 'pending', nextAttemptAt: new Date() },
+    )
     await recordOutreachAttempt(db, 'dlv_cli_old', { statusCode: 204, latencyMs: 8, error: null }, { state: 'delivered' })
 
     const r = await cli('deliveries', '--business', String(b.id), '--json')
@@ -101,7 +125,13 @@ describe('bun run cli outreach', () => {
     expect(out.business_id).toBe(b.id)
     expect(out.deliveries.map((d: { id: string }) => d.id)).toEqual(['dlv_cli_new', 'dlv_cli_old'])
     expect(out.deliveries[0]).toMatchObject({ state: 'pending', attempts: 0, attempt_log: [] })
-    expect(out.deliveries[1]).toMatchObject({ state: 'delivered', attempts: 3, last_status_code: 204, inquiry_id: inquiry.id, delivered_at: expect.any(String) })
+    expect(out.deliveries[1]).toMatchObject({
+      state: 'delivered',
+      attempts: 3,
+      last_status_code: 204,
+      inquiry_id: inquiry.id,
+      delivered_at: expect.any(String),
+    })
     expect(out.deliveries[1].attempt_log).toEqual([
       { attempt: 1, attempted_at: expect.any(String), status_code: 500, latency_ms: 12, error: null },
       { attempt: 2, attempted_at: expect.any(String), status_code: null, latency_ms: 10000, error: 'timeout after 10000 ms' },

@@ -97,7 +97,12 @@ describe('bun run cli queues', () => {
   })
 
   test('Redis unreachable is one clear line and a run-time failure (exit 1)', async () => {
-    const proc = Bun.spawn(['bun', 'run', 'cli/index.ts', 'queues'], { cwd: `${import.meta.dir}/../..`, env: { ...process.env, REDIS_URL: 'redis://127.0.0.1:1' }, stdout: 'pipe', stderr: 'pipe' })
+    const proc = Bun.spawn(['bun', 'run', 'cli/index.ts', 'queues'], {
+      cwd: `${import.meta.dir}/../..`,
+      env: { ...process.env, REDIS_URL: 'redis://127.0.0.1:1' },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
     const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited])
     expect(code).toBe(1)
     expect(stderr.trim().split('\n')).toHaveLength(1)

@@ -32,13 +32,23 @@ const shellQuote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`
 /** Runs the CLI with stderr on a pseudo-terminal; stdout goes to a file when `stdoutFile` is given. */
 async function inTerminal(args: string[], stdoutFile?: string): Promise<{ code: number; terminal: string; stdout: string }> {
   const command = ['bun', 'run', 'cli/index.ts', ...args].map(shellQuote).join(' ') + (stdoutFile ? ` > ${shellQuote(stdoutFile)}` : '')
-  const proc = Bun.spawn(['script', '-qec', command, '/dev/null'], { cwd: ROOT, env: { ...process.env, ...env() }, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+  const proc = Bun.spawn(['script', '-qec', command, '/dev/null'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env() },
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   const [terminal, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited])
   return { code, terminal, stdout: stdoutFile ? readFileSync(stdoutFile, 'utf8') : '' }
 }
 
 /** The progress lines as drawn: each one replaces the last ("\r" and erase line). */
-const progressLines = (terminal: string) => terminal.split('\r\x1b[2K').slice(1).map((l) => l.replace(/\r?\n[\s\S]*$/, ''))
+const progressLines = (terminal: string) =>
+  terminal
+    .split('\r\x1b[2K')
+    .slice(1)
+    .map((l) => l.replace(/\r?\n[\s\S]*$/, ''))
 
 describe('progress of long work', () => {
   test('catalogue reindex: progress on a terminal, one JSON object on stdout; nothing on a pipe', async () => {
@@ -60,7 +70,9 @@ describe('progress of long work', () => {
     // Text: the progress line is ended before the summary, so the two never share a line.
     const text = await inTerminal(args)
     expect(text.code, text.terminal).toBe(0)
-    expect(text.terminal).toMatch(/catalogue reindex: 3\/3 properties \(3 published, 0 drafts\) in [\d.]+ s\r?\nreindexed 3 properties \(3 published, 0 drafts\) in [\d.]+ s/)
+    expect(text.terminal).toMatch(
+      /catalogue reindex: 3\/3 properties \(3 published, 0 drafts\) in [\d.]+ s\r?\nreindexed 3 properties \(3 published, 0 drafts\) in [\d.]+ s/,
+    )
 
     const piped = await run(['run', 'cli/index.ts', ...args, '--json'], env())
     expect(piped.code, piped.stderr).toBe(0)
@@ -84,7 +96,11 @@ describe('progress of long work', () => {
     const out = join(dir, 'retry.json')
     const json = await inTerminal(['queues', 'retry', '--queue', 'catalogue-reindex', '--all', '--json'], out)
     expect(json.code, json.terminal).toBe(0)
-    expect(progressLines(json.terminal)).toEqual(['queues retry catalogue-reindex: 1/3 jobs', 'queues retry catalogue-reindex: 2/3 jobs', 'queues retry catalogue-reindex: 3/3 jobs'])
+    expect(progressLines(json.terminal)).toEqual([
+      'queues retry catalogue-reindex: 1/3 jobs',
+      'queues retry catalogue-reindex: 2/3 jobs',
+      'queues retry catalogue-reindex: 3/3 jobs',
+    ])
     expect(json.stdout.trim().split('\n')).toHaveLength(1)
     expect(JSON.parse(json.stdout)).toMatchObject({ queue: 'catalogue-reindex', retried: 3, skipped: [] })
 

@@ -23,7 +23,12 @@ afterAll(async () => {
 })
 
 const cli = async (...args: string[]) => {
-  const proc = Bun.spawn(['bun', 'run', 'cli/index.ts', ...args], { cwd: `${import.meta.dir}/../..`, env: { ...process.env, DATA_DIR: dir, STORAGE_DRIVER: 'local' }, stdout: 'pipe', stderr: 'pipe' })
+  const proc = Bun.spawn(['bun', 'run', 'cli/index.ts', ...args], {
+    cwd: `${import.meta.dir}/../..`,
+    env: { ...process.env, DATA_DIR: dir, STORAGE_DRIVER: 'local' },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
   return { stdout, stderr, code }
 }
@@ -31,7 +36,12 @@ const cli = async (...args: string[]) => {
 describe('bun run cli watermark', () => {
   test('set stores the logo privately and records it; show and clear', async () => {
     const logo = join(dir, 'logo.png')
-    await Bun.write(logo, await sharp({ create: { width: 200, height: 80, channels: 4, background: { r: 255, g: 0, b: 0, alpha: 1 } } }).png().toBuffer())
+    await Bun.write(
+      logo,
+      await sharp({ create: { width: 200, height: 80, channels: 4, background: { r: 255, g: 0, b: 0, alpha: 1 } } })
+        .png()
+        .toBuffer(),
+    )
     const set = await cli('watermark', 'set', '--business', String(biz.id), '--file', logo, '--json')
     expect(set.code, set.stderr).toBe(0)
     expect(JSON.parse(set.stdout)).toEqual({ business_id: biz.id, watermark: 'image', width: 200, height: 80 })
@@ -55,7 +65,12 @@ describe('bun run cli watermark', () => {
     expect(r.code).toBe(1)
     expect(r.stderr).toContain('--file is not a readable image')
     const big = join(dir, 'big.png')
-    await Bun.write(big, await sharp({ create: { width: 2500, height: 10, channels: 3, background: '#000' } }).png().toBuffer())
+    await Bun.write(
+      big,
+      await sharp({ create: { width: 2500, height: 10, channels: 3, background: '#000' } })
+        .png()
+        .toBuffer(),
+    )
     const r2 = await cli('watermark', 'set', '--business', String(biz.id), '--file', big)
     expect(r2.code).toBe(1)
     expect(r2.stderr).toContain('at most 2000×2000')

@@ -15,7 +15,11 @@ beforeAll(async () => {
 afterAll(() => ctx.close())
 
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const proc = Bun.spawn(['bun', 'run', 'cli/index.ts', ...args], { env: { ...process.env, DATABASE_URL: ctx.config.databaseUrl }, stdout: 'pipe', stderr: 'pipe' })
+  const proc = Bun.spawn(['bun', 'run', 'cli/index.ts', ...args], {
+    env: { ...process.env, DATABASE_URL: ctx.config.databaseUrl },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
   return { code, stdout, stderr }
 }
@@ -27,21 +31,26 @@ test('webhooks list shows each endpoint with its status and delivery counts, nev
   const out = await cli(['webhooks', 'list', '--business', String(biz.id), '--json'])
   expect(out.code, out.stderr).toBe(0)
   const parsed = JSON.parse(out.stdout)
-  expect(parsed.endpoints).toEqual([expect.objectContaining({ id, status: 'disabled', disabled_reason: 'disabled by a PATCH request', enabled_events: ['lead.*'] })])
+  expect(parsed.endpoints).toEqual([
+    expect.objectContaining({ id, status: 'disabled', disabled_reason: 'disabled by a PATCH request', enabled_events: ['lead.*'] }),
+  ])
   expect(out.stdout).not.toContain(secret.slice(6))
   const text = await cli(['webhooks', 'list', '--business', String(biz.id)])
   expect(text.stdout).toContain(`#${id}  disabled  http://127.0.0.1:9/hook`)
   expect((await cli(['webhooks', 'list', '--business', '2147483000'])).code).toBe(1)
 })
 
-test('events tail prints the business\'s events in sequence order', async () => {
+test("events tail prints the business's events in sequence order", async () => {
   const biz = await seedBusiness(ctx)
   const ids = [await createLead(ctx, biz.apiKey), await createLead(ctx, biz.apiKey)]
   await relayAll(ctx.deps)
   const out = await cli(['events', 'tail', '--business', String(biz.id), '--after', '0', '--once', '--json'])
   expect(out.code, out.stderr).toBe(0)
   const parsed = JSON.parse(out.stdout)
-  expect(parsed.events.map((e: any) => [e.sequence, e.type, e.data.object.id])).toEqual([[1, 'lead.created', ids[0]], [2, 'lead.created', ids[1]]])
+  expect(parsed.events.map((e: any) => [e.sequence, e.type, e.data.object.id])).toEqual([
+    [1, 'lead.created', ids[0]],
+    [2, 'lead.created', ids[1]],
+  ])
   expect(parsed.next_after).toBe(2)
   const text = await cli(['events', 'tail', '--business', String(biz.id), '--after', '1', '--once'])
   expect(text.stdout.trim().split('\n').length).toBe(1)

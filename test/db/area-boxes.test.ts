@@ -48,7 +48,17 @@ test('a rectangle answered by its box matches ST_Intersects on inside, outside, 
   for (let i = 0; i < 200; i++) {
     const [s, w] = [(r() - 0.5) * 170, (r() - 0.5) * 350]
     const [n, e] = [s + r() * 5, w + r() * 5]
-    const area = toSqlArea({ geometry: { type: 'rectangle', coordinates: [{ lat: s, lng: w }, { lat: s, lng: e }, { lat: n, lng: e }, { lat: n, lng: w }] } })
+    const area = toSqlArea({
+      geometry: {
+        type: 'rectangle',
+        coordinates: [
+          { lat: s, lng: w },
+          { lat: s, lng: e },
+          { lat: n, lng: e },
+          { lat: n, lng: w },
+        ],
+      },
+    })
     expect(area).toEqual({ kind: 'box', box: { west: w, south: s, east: e, north: n } })
     const near = (lo: number, hi: number) => [lo, hi, lo + (hi - lo) * r(), lo - 1e-12, hi + 1e-12, lo - r(), hi + r()]
     for (const lat of near(s, n)) for (const lng of near(w, e)) cases.push({ lat, lng, s, w, n, e })

@@ -49,8 +49,10 @@ interface Row {
 let rows: Row[] = []
 
 async function reload() {
-  rows = (await sql<{ id: number; lng: number | null; lat: number | null }[]>`
-    select property_id as id, pt[0] as lng, pt[1] as lat from catalogue_entries where business_id = ${businessId}`).map((row) => ({ ...row }))
+  rows = (
+    await sql<{ id: number; lng: number | null; lat: number | null }[]>`
+    select property_id as id, pt[0] as lng, pt[1] as lat from catalogue_entries where business_id = ${businessId}`
+  ).map((row) => ({ ...row }))
 }
 
 beforeAll(async () => {
@@ -81,7 +83,19 @@ async function expected(w: number, s: number, e: number, n: number, limit: numbe
 }
 
 const rectangle = (w: number, s: number, e: number, n: number) =>
-  JSON.stringify([{ geometry: { type: 'rectangle', coordinates: [[s, w], [s, e], [n, e], [n, w]] } }])
+  JSON.stringify([
+    {
+      geometry: {
+        type: 'rectangle',
+        coordinates: [
+          [s, w],
+          [s, e],
+          [n, e],
+          [n, w],
+        ],
+      },
+    },
+  ])
 
 /** A bound: a stored point's coordinate (edges included), a cell edge, one ulp off one, or anywhere. */
 function bound(min: number, axis: 'lng' | 'lat'): number {

@@ -58,7 +58,12 @@ async function checkRanges(rounds: number) {
     const w = WIDTH[op]
     const a = priceNear(w)
     const b = r() < 0.7 ? a + r() * 60 * w : priceNear(w)
-    const params = r() < 0.15 ? { operation: op, min_price: a } : r() < 0.15 ? { operation: op, max_price: b } : { operation: op, min_price: Math.min(a, b), max_price: Math.max(a, b) }
+    const params =
+      r() < 0.15
+        ? { operation: op, min_price: a }
+        : r() < 0.15
+          ? { operation: op, max_price: b }
+          : { operation: op, min_price: Math.min(a, b), max_price: Math.max(a, b) }
     // Pages at any offset, in the default order: wide ranges walk the default order's index,
     // narrow ones read the price index (catalogue_price_range_page, migration 0024).
     const page = { limit: [1, 20, 100][i % 3], offset: r() < 0.6 ? 0 : Math.floor(r() * 300) }
@@ -90,7 +95,9 @@ test('a wide range of one operation is counted from the buckets, and that count 
 test('the largest offset the API takes is an empty page with the total', async () => {
   // limit + offset overflows a PostgreSQL integer: catalogue_price_range_page must not add them as one.
   const { query } = catalogueQueryOf(businessId, { operation: 'venta', min_price: 0, max_price: 2e6, limit: 1000, offset: 2_147_483_647 })
-  const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from catalogue_entries where business_id = ${businessId} and operations @> '{venta}' and price_sale between 0 and 2e6`
+  const [{ n }] = await sql<
+    { n: number }[]
+  >`select count(*)::int as n from catalogue_entries where business_id = ${businessId} and operations @> '{venta}' and price_sale between 0 and 2e6`
   expect(await listCatalogueIds(sql, query)).toMatchObject({ count: n, ids: [] })
 })
 
@@ -114,7 +121,7 @@ function nextFloat(x: number, up: boolean): number {
   const f = new Float64Array([x])
   const i = new BigInt64Array(f.buffer)
   if (x === 0) return up ? Number.MIN_VALUE : -Number.MIN_VALUE
-  i[0] += (x > 0) === up ? 1n : -1n
+  i[0] += x > 0 === up ? 1n : -1n
   return f[0]
 }
 
@@ -130,9 +137,11 @@ test('large prices, one unit in the last place either side of a bucket edge, bou
       const edge = k * w
       edges.push(edge, nextFloat(edge, true), nextFloat(edge, false), edge - 0.5, edge + 0.5)
     }
-    const ids = (await sql<{ id: number }[]>`
+    const ids = (
+      await sql<{ id: number }[]>`
       insert into properties (business_id, operations, type, title, location, area, published_at)
-      select ${other}, '{venta,alquiler,traspaso}', 'casa', 't', '{"city":"x"}', '{"total":1}', now() from generate_series(1, ${edges.length}) returning id`).map((row) => row.id)
+      select ${other}, '{venta,alquiler,traspaso}', 'casa', 't', '{"city":"x"}', '{"total":1}', now() from generate_series(1, ${edges.length}) returning id`
+    ).map((row) => row.id)
     await sql`
       insert into catalogue_entries (property_id, business_id, doc, status, operations, type, bedrooms, is_featured,
         price_sale, price_rent, price_transfer, updated_at)
@@ -142,11 +151,13 @@ test('large prices, one unit in the last place either side of a bucket edge, bou
       const op = (['venta', 'alquiler', 'traspaso'] as const)[i % 3]
       const [a, b] = [edges[Math.floor(r() * edges.length)], edges[Math.floor(r() * edges.length)]]
       const [min, max] = [Math.min(a, b), Math.max(a, b)]
-      const params = i % 5 === 0 ? { operation: op, min_price: min } : i % 5 === 1 ? { operation: op, max_price: max } : { operation: op, min_price: min, max_price: max }
+      const params =
+        i % 5 === 0 ? { operation: op, min_price: min } : i % 5 === 1 ? { operation: op, max_price: max } : { operation: op, min_price: min, max_price: max }
       const { query } = catalogueQueryOf(other, params)
       const column = op === 'venta' ? 'price_sale' : op === 'alquiler' ? 'price_rent' : 'price_transfer'
       const rows = await sql.unsafe<{ id: number }[]>(
-        `select property_id as id from catalogue_entries where business_id = $1 and ${column} >= $2 and ${column} <= $3 order by updated_at desc, property_id desc`,
+        `select property_id as id from catalogue_entries where business_id = $1 ` +
+          `and ${column} >= $2 and ${column} <= $3 order by updated_at desc, property_id desc`,
         [other, params.min_price ?? -1e308, params.max_price ?? 1e308],
       )
       expect((await queryCataloguePage(sql, query)).count, JSON.stringify(params)).toBe(rows.length)

@@ -40,5 +40,8 @@ test('600 public points within 1e-297° of 0 and then one in Madrid are all publ
     select (doc->>'lat')::float8 as lat, (doc->>'lon')::float8 as lon, count(*)::int as n from catalogue_entries
     where business_id = ${businessId} and st_y(geog::geometry) = (doc->>'lat')::float8 and st_x(geog::geometry) = (doc->>'lon')::float8
     group by 1, 2 order by 1`
-  expect([...points]).toEqual([{ lat: 0, lon: 0, n: 600 }, { lat: 40.4168, lon: -3.7038, n: 1 }])
+  expect([...points]).toEqual([
+    { lat: 0, lon: 0, n: 600 },
+    { lat: 40.4168, lon: -3.7038, n: 1 },
+  ])
 })

@@ -38,7 +38,10 @@ test('a transaction whose COMMIT is answered ROLLBACK rejects, and nothing is st
     // What a pooler does between two transactions of one client: the named statements are gone.
     await tx.execute(raw`deallocate all`)
   })
-  const error = await outcome.then(() => undefined, (e) => e as { code?: string })
+  const error = await outcome.then(
+    () => undefined,
+    (e) => e as { code?: string },
+  )
   expect(await count('lost')).toBe(0)
   expect(error?.code).toBe('COMMIT_ROLLED_BACK')
   // Answered 503 (retry is safe: nothing was written), never 2xx.

@@ -61,8 +61,15 @@ test('events recorded before 0028 and not yet relayed are relayed after it, in r
     } finally {
       await database.sql.end({ timeout: 1 })
     }
-    const events = await sql<{ type: string; sequence: string; data: any }[]>`select type, sequence, data from events where business_id = ${biz} order by sequence`
-    expect(events.map((e) => [e.type, Number(e.sequence)])).toEqual([['property.created', 1], ['property.updated', 2], ['lead.created', 3], ['property.updated', 4]])
+    const events = await sql<
+      { type: string; sequence: string; data: any }[]
+    >`select type, sequence, data from events where business_id = ${biz} order by sequence`
+    expect(events.map((e) => [e.type, Number(e.sequence)])).toEqual([
+      ['property.created', 1],
+      ['property.updated', 2],
+      ['lead.created', 3],
+      ['property.updated', 4],
+    ])
     expect(events.map((e) => e.data)).toEqual([{ object: { id: 1 } }, unrelayed[0].data, unrelayed[1].data, unrelayed[2].data])
     expect(events[2].data.object).toMatchObject({ id: leadId, name: 'Lena', phone: '+34600999001' })
     // New inserts go through the outbox.

@@ -24,7 +24,9 @@ const relay = async () => {
 const outboxOf = async (businessId: number) => (await sql<{ n: number }[]>`select count(*)::int as n from event_outbox where business_id = ${businessId}`)[0].n
 const eventsOf = async (businessId: number) => {
   await relay()
-  return sql<{ id: string; type: string; data: { object: Record<string, unknown> } }[]>`select id, type, data from events where business_id = ${businessId} order by sequence`
+  return sql<
+    { id: string; type: string; data: { object: Record<string, unknown> } }[]
+  >`select id, type, data from events where business_id = ${businessId} order by sequence`
 }
 
 test('each contact inserted appends its lead.created, in insertion order; a skipped duplicate appends none', async () => {
@@ -36,16 +38,48 @@ test('each contact inserted appends its lead.created, in insertion order; a skip
     returning id`
   await sql`insert into contacts (business_id, name, phone) values (${biz}, 'Dup', '+34600100001') on conflict do nothing`
   const events = await eventsOf(biz)
-  expect(events.map((e) => [e.type, e.data.object.id])).toEqual([['lead.created', rows[0].id], ['lead.created', rows[1].id]])
+  expect(events.map((e) => [e.type, e.data.object.id])).toEqual([
+    ['lead.created', rows[0].id],
+    ['lead.created', rows[1].id],
+  ])
   const [first] = events
   const [stored] = await sql<{ created_at: Date; updated_at: Date }[]>`select created_at, updated_at from contacts where id = ${rows[0].id}`
   expect(first.data.object).toEqual({
-    id: rows[0].id, type: 'demandante', name: 'Zoë "Z" \\ O\u2019Neil', email: null, phone: '+34600100001', source: null, operation: null,
-    property_types: ['piso', 'atico'], rating: 4, urgency: null, budget_max: 1250.75, min_bedrooms: null,
-    search_location: { city: 'Valencia', radius_km: 3 }, notes: 'a\nb',
-    created_at: stored.created_at.toISOString(), updated_at: stored.updated_at.toISOString(),
+    id: rows[0].id,
+    type: 'demandante',
+    name: 'Zoë "Z" \\ O\u2019Neil',
+    email: null,
+    phone: '+34600100001',
+    source: null,
+    operation: null,
+    property_types: ['piso', 'atico'],
+    rating: 4,
+    urgency: null,
+    budget_max: 1250.75,
+    min_bedrooms: null,
+    search_location: { city: 'Valencia', radius_km: 3 },
+    notes: 'a\nb',
+    created_at: stored.created_at.toISOString(),
+    updated_at: stored.updated_at.toISOString(),
   })
-  expect(Object.keys(first.data.object)).toEqual(['id', 'type', 'name', 'email', 'phone', 'source', 'operation', 'property_types', 'rating', 'urgency', 'budget_max', 'min_bedrooms', 'search_location', 'notes', 'created_at', 'updated_at'])
+  expect(Object.keys(first.data.object)).toEqual([
+    'id',
+    'type',
+    'name',
+    'email',
+    'phone',
+    'source',
+    'operation',
+    'property_types',
+    'rating',
+    'urgency',
+    'budget_max',
+    'min_bedrooms',
+    'search_location',
+    'notes',
+    'created_at',
+    'updated_at',
+  ])
   await sql`delete from businesses where id = ${biz}`
 })
 
@@ -54,7 +88,7 @@ test('ids minted by the database: one shape, all different, sorting after ids mi
   const msOf = (id: string) => parseInt(id.slice(4, 15), 16)
   const clockMs = async () => Number((await sql<{ ms: string }[]>`select floor(extract(epoch from clock_timestamp()) * 1000)::bigint as ms`)[0].ms)
   // Ids of the same millisecond order by their random part: the ones below come from a later one.
-  await eventually(async () => (await clockMs()) > msOf(before), { intervalMs: 1, what: 'the database clock to pass the first id\'s millisecond' })
+  await eventually(async () => (await clockMs()) > msOf(before), { intervalMs: 1, what: "the database clock to pass the first id's millisecond" })
   const ids = (await sql<{ id: string }[]>`select new_event_id() as id from generate_series(1, 2000)`).map((r) => r.id)
   const after = await clockMs()
   for (const id of ids) expect(id).toMatch(/^evt_[0-9a-f]{11}[A-Za-z0-9]{15}$/)

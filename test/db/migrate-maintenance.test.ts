@@ -23,7 +23,8 @@ describe('migrations', () => {
     await migrateDatabase(url)
     const sql = postgres(url, { max: 1, onnotice: () => {} })
     try {
-      const vacuumedAt = async () => (await sql<{ at: Date | null }[]>`select last_vacuum as at from pg_stat_user_tables where relname = 'catalogue_entries'`)[0].at
+      const vacuumedAt = async () =>
+        (await sql<{ at: Date | null }[]>`select last_vacuum as at from pg_stat_user_tables where relname = 'catalogue_entries'`)[0].at
       const first = await vacuumedAt()
       expect(first).not.toBeNull()
       // Nothing left to apply: no vacuum again.

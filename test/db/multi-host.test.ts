@@ -50,10 +50,17 @@ describe('multi-host DATABASE_URL with target_session_attrs=read-write', () => {
   test('after kill -9 of the primary: an unavailable error until the promotion, then the same pool writes on the new primary', async () => {
     topology.primary.kill9()
     // The standby refuses (in recovery) and the primary is gone: the query fails, it does not wait.
-    const during = await database.sql`insert into t values (1000)`.then(() => undefined, (e) => e)
+    const during = await database.sql`insert into t values (1000)`.then(
+      () => undefined,
+      (e) => e,
+    )
     expect(isUnavailableError(during)).toBe(true)
     await topology.standby.promote()
-    await eventually(async () => (await serverPort(database)) === topology.standby.port, { timeoutMs: 10_000, intervalMs: 100, what: 'the pool to reach the promoted standby' })
+    await eventually(async () => (await serverPort(database)) === topology.standby.port, {
+      timeoutMs: 10_000,
+      intervalMs: 100,
+      what: 'the pool to reach the promoted standby',
+    })
     await database.sql`insert into t values (1001)`
     // Synchronous commit: every row acknowledged by the old primary is on the new one.
     const [{ n }] = await database.sql<{ n: number }[]>`select count(*)::int as n from t where id <= 100`

@@ -41,15 +41,21 @@ afterAll(async () => {
 
 test('a concurrent mixed workload through PgBouncer (transaction mode): no failure, every answered write stored', async () => {
   const business = await seedBusiness(ctx)
-  const result = await runMixedWorkload(async (_client, method, path, body) => {
-    const res = await call(ctx.app, method, path, { key: business.apiKey, body })
-    return { status: res.status, body: res.body }
-  }, { clients: 16, rounds: 6, tag: `pgbouncer-${process.pid}`, phoneBase: (process.pid % 5000) * 10_000 })
+  const result = await runMixedWorkload(
+    async (_client, method, path, body) => {
+      const res = await call(ctx.app, method, path, { key: business.apiKey, body })
+      return { status: res.status, body: res.body }
+    },
+    { clients: 16, rounds: 6, tag: `pgbouncer-${process.pid}`, phoneBase: (process.pid % 5000) * 10_000 },
+  )
 
-  await eventually(async () => {
-    const c = await ctx.deps.queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')
-    return c.waiting + c.active + c.delayed + c.prioritized === 0
-  }, { timeoutMs: 30_000, what: 'the lead-ingest queue to drain' })
+  await eventually(
+    async () => {
+      const c = await ctx.deps.queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')
+      return c.waiting + c.active + c.delayed + c.prioritized === 0
+    },
+    { timeoutMs: 30_000, what: 'the lead-ingest queue to drain' },
+  )
 
   expect(failedAnswers(result)).toEqual([])
   expect(await missingWrites(direct, result)).toEqual({ properties: 0, published: 0, patched: 0, leads: 0, ingests: 0, total: 0 })

@@ -67,10 +67,20 @@ describe('multi-host DATABASE_URL over a PgBouncer per node', () => {
       await single.sql`select 1`
       await admin.unsafe('alter system set default_transaction_read_only = on')
       await admin`select pg_reload_conf()`
-      const refused = await eventually(async () => single.sql`insert into t values (-1)`.then(() => undefined, (e) => codeOf(e) === '25006' && e), { timeoutMs: 10_000, what: 'the write to meet the read-only setting' })
+      const refused = await eventually(
+        async () =>
+          single.sql`insert into t values (-1)`.then(
+            () => undefined,
+            (e) => codeOf(e) === '25006' && e,
+          ),
+        { timeoutMs: 10_000, what: 'the write to meet the read-only setting' },
+      )
       expect(isUnavailableError(refused)).toBe(true)
       // Kept open, the connection would meet 25006 again; a new one finds no read-write host.
-      const next = await single.sql`insert into t values (-2)`.then(() => undefined, (e) => e)
+      const next = await single.sql`insert into t values (-2)`.then(
+        () => undefined,
+        (e) => e,
+      )
       expect(codeOf(next)).toBe('TARGET_SESSION_ATTRS')
       expect(isUnavailableError(next)).toBe(true)
     } finally {
@@ -78,11 +88,19 @@ describe('multi-host DATABASE_URL over a PgBouncer per node', () => {
       await admin`select pg_reload_conf()`
       await admin.end({ timeout: 2 })
     }
-    await eventually(async () => single.sql`insert into t values (-3)`.then(() => true, () => false), { timeoutMs: 10_000, what: 'writes on the primary again' })
+    await eventually(
+      async () =>
+        single.sql`insert into t values (-3)`.then(
+          () => true,
+          () => false,
+        ),
+      { timeoutMs: 10_000, what: 'writes on the primary again' },
+    )
     await single.close(1)
   }, 30_000)
 
-  test('after kill -9 of the primary and the promotion: unavailable errors only, then the same pool writes on the new primary, nothing acknowledged lost', async () => {
+  test('after kill -9 of the primary and the promotion: unavailable errors only, ' +
+    'then the same pool writes on the new primary, nothing acknowledged lost', async () => {
     // The pool's idle connections are on the primary's PgBouncer, which keeps them open after its server died.
     const acknowledged = Array.from({ length: 100 }, (_, i) => i + 1)
     const failures: unknown[] = []

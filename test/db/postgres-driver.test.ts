@@ -31,7 +31,11 @@ const connectTo = (sockets: net.Socket[]) => () =>
     socket.once('error', reject)
   })
 
-const code = (promise: Promise<unknown>) => promise.then(() => 'ok', (error) => (error as { code?: string }).code ?? String(error))
+const code = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'ok',
+    (error) => (error as { code?: string }).code ?? String(error),
+  )
 
 /** A promise of the next time the pool has handled a connection's close (the driver's `onclose`). */
 function closes() {
@@ -143,7 +147,10 @@ describe('postgres.js after its socket closes', () => {
     const [{ pid }] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`
     const sleeping = code(sql`select pg_sleep(5)`)
     // Terminated while the query runs on the server, not before it arrived.
-    await eventually(async () => (await admin`select 1 from pg_stat_activity where pid = ${pid} and state = 'active' and wait_event = 'PgSleep'`).length === 1, { intervalMs: 5, what: 'the query to run on its backend' })
+    await eventually(
+      async () => (await admin`select 1 from pg_stat_activity where pid = ${pid} and state = 'active' and wait_event = 'PgSleep'`).length === 1,
+      { intervalMs: 5, what: 'the query to run on its backend' },
+    )
     await admin`select pg_terminate_backend(${pid})`
     expect(await sleeping).toBe('57P01')
     expect([...(await sql`select 2 as n`)]).toEqual([{ n: 2 }])

@@ -44,10 +44,11 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true })
 })
 
-const valuesOf = (businessId: number) => router.read(businessId, async (db) => ({
-  on: (await db.sql<{ recovery: boolean }[]>`select pg_is_in_recovery() as recovery`)[0].recovery ? 'replica' : 'primary',
-  values: (await db.sql<{ v: number }[]>`select v from t where business = ${businessId} order by v`).map((r) => r.v),
-}))
+const valuesOf = (businessId: number) =>
+  router.read(businessId, async (db) => ({
+    on: (await db.sql<{ recovery: boolean }[]>`select pg_is_in_recovery() as recovery`)[0].recovery ? 'replica' : 'primary',
+    values: (await db.sql<{ v: number }[]>`select v from t where business = ${businessId} order by v`).map((r) => r.v),
+  }))
 
 describe('ReadRouter on a replica applying 1 s late', () => {
   test('a read after a write is on the primary and sees it; once replayed, the replica serves it', async () => {
@@ -57,10 +58,15 @@ describe('ReadRouter on a replica applying 1 s late', () => {
     expect(first).toEqual({ on: 'primary', values: [10] })
     // The replica itself does not have it yet: the routing, not luck, made the read fresh.
     expect((await replica.sql`select v from t where business = 1`).length).toBe(0)
-    const later = await until('the replica to serve business 1', async () => {
-      const r = await valuesOf(1)
-      return r.on === 'replica' ? r : undefined
-    }, 20_000, 50)
+    const later = await until(
+      'the replica to serve business 1',
+      async () => {
+        const r = await valuesOf(1)
+        return r.on === 'replica' ? r : undefined
+      },
+      20_000,
+      50,
+    )
     expect(later.values).toEqual([10])
   }, 30_000)
 

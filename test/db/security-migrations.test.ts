@@ -31,7 +31,11 @@ afterAll(async () => {
 })
 
 /** A database migrated to 0028, as the previous version left it; `seed` runs on it; then every migration, then `check`. */
-async function afterUpgrade(name: string, seed: (sql: postgres.Sql) => Promise<void>, check: (sql: postgres.Sql) => Promise<void> = async () => {}): Promise<number> {
+async function afterUpgrade(
+  name: string,
+  seed: (sql: postgres.Sql) => Promise<void>,
+  check: (sql: postgres.Sql) => Promise<void> = async () => {},
+): Promise<number> {
   await admin.unsafe(`create database "${name}"`)
   const url = withDatabase(getConfig().databaseUrl, name)
   const sql = postgres(url, { max: 1, onnotice: () => {} })
@@ -49,49 +53,56 @@ async function afterUpgrade(name: string, seed: (sql: postgres.Sql) => Promise<v
 }
 
 const endpoint = async (sql: postgres.Sql, business: number, events: string[], at: string) =>
-  (await sql<{ id: number }[]>`insert into webhook_endpoints (business_id, url, enabled_events, secret_sealed, created_at, updated_at)
-    values (${business}, 'https://hooks.example/x', ${events}, 'v1.x', ${at}, ${at}) returning id`)[0].id
+  (
+    await sql<{ id: number }[]>`insert into webhook_endpoints (business_id, url, enabled_events, secret_sealed, created_at, updated_at)
+    values (${business}, 'https://hooks.example/x', ${events}, 'v1.x', ${at}, ${at}) returning id`
+  )[0].id
 const key = (sql: postgres.Sql, business: number, scopes: string[], at: string) =>
   sql`insert into api_keys (business_id, key_id, secret_hash, scopes, created_at)
     values (${business}, ${`k${Math.random().toString(36).slice(2)}`}, 'x', ${scopes}, ${at})`
 
-test('0029: a catalogue with rows starts behind (its rows are rebuilt); an empty one starts current. 0030: endpoints keep what their possible creators all read', async () => {
+test('0029: a catalogue with rows starts behind (its rows are rebuilt); an empty ' +
+  'one starts current. 0030: endpoints keep what their possible creators all read', async () => {
   cpSync(fileURLToPath(new URL('../../db/migrations', import.meta.url)), folder, { recursive: true })
   const journal = JSON.parse(readFileSync(join(folder, 'meta/_journal.json'), 'utf8')) as { entries: { idx: number }[] }
   journal.entries = journal.entries.filter((e) => e.idx <= 28)
   writeFileSync(join(folder, 'meta/_journal.json'), JSON.stringify(journal))
 
   const endpoints: Record<string, number> = {}
-  const withRows = await afterUpgrade(names[0], async (sql) => {
-    const [{ id: biz }] = await sql<{ id: number }[]>`insert into businesses (name) values ('derivation') returning id`
-    const [{ id }] = await sql<{ id: number }[]>`
+  const withRows = await afterUpgrade(
+    names[0],
+    async (sql) => {
+      const [{ id: biz }] = await sql<{ id: number }[]>`insert into businesses (name) values ('derivation') returning id`
+      const [{ id }] = await sql<{ id: number }[]>`
       insert into properties (business_id, operations, type, title, description, price_sale, location, area, published_at)
       values (${biz}, '{venta}', 'casa', 'Casa', '<script>alert(1)</script>', 1, '{"city":"Valencia"}', '{"total":1}', now()) returning id`
-    await sql`insert into catalogue_entries (property_id, business_id, doc, status, operations, type, city_lc, bedrooms, is_featured, updated_at)
+      await sql`insert into catalogue_entries (property_id, business_id, doc, status, operations, type, city_lc, bedrooms, is_featured, updated_at)
       values (${id}, ${biz}, '{"description":"<script>alert(1)</script>"}', 'disponible', '{venta}', 'casa', 'valencia', 0, false, now())`
 
-    const all = ['properties:read', 'properties:write', 'leads:read', 'leads:write', 'webhooks:write']
-    // One key able to set endpoints up, with every scope: its endpoint keeps them.
-    const [{ id: a }] = await sql<{ id: number }[]>`insert into businesses (name) values ('a') returning id`
-    await key(sql, a, all, '2026-11-01T00:00:00Z')
-    endpoints.owner = await endpoint(sql, a, ['*'], '2026-11-02T00:00:00Z')
-    // The owner's key and a portal partner's: either may have made it, so only what both read.
-    const [{ id: b }] = await sql<{ id: number }[]>`insert into businesses (name) values ('b') returning id`
-    await key(sql, b, all, '2026-11-01T00:00:00Z')
-    await key(sql, b, ['properties:read', 'webhooks:write'], '2026-11-01T00:00:00Z')
-    await key(sql, b, ['properties:read', 'properties:write'], '2026-11-01T00:00:00Z')
-    endpoints.shared = await endpoint(sql, b, ['property.*'], '2026-11-02T00:00:00Z')
-    // Keys made after the endpoint's last change cannot have made it; the family it names was readable by its maker.
-    const [{ id: c }] = await sql<{ id: number }[]>`insert into businesses (name) values ('c') returning id`
-    endpoints.orphan = await endpoint(sql, c, ['lead.created'], '2026-11-02T00:00:00Z')
-    await key(sql, c, all, '2026-11-03T00:00:00Z')
-  }, async (sql) => {
-    const rows = await sql<{ id: number; event_scopes: string[] }[]>`select id, event_scopes from webhook_endpoints`
-    const scopes = new Map(rows.map((r) => [r.id, r.event_scopes]))
-    expect(scopes.get(endpoints.owner)).toEqual(['leads:read', 'properties:read', 'properties:write'])
-    expect(scopes.get(endpoints.shared)).toEqual(['properties:read'])
-    expect(scopes.get(endpoints.orphan)).toEqual(['leads:read'])
-  })
+      const all = ['properties:read', 'properties:write', 'leads:read', 'leads:write', 'webhooks:write']
+      // One key able to set endpoints up, with every scope: its endpoint keeps them.
+      const [{ id: a }] = await sql<{ id: number }[]>`insert into businesses (name) values ('a') returning id`
+      await key(sql, a, all, '2026-11-01T00:00:00Z')
+      endpoints.owner = await endpoint(sql, a, ['*'], '2026-11-02T00:00:00Z')
+      // The owner's key and a portal partner's: either may have made it, so only what both read.
+      const [{ id: b }] = await sql<{ id: number }[]>`insert into businesses (name) values ('b') returning id`
+      await key(sql, b, all, '2026-11-01T00:00:00Z')
+      await key(sql, b, ['properties:read', 'webhooks:write'], '2026-11-01T00:00:00Z')
+      await key(sql, b, ['properties:read', 'properties:write'], '2026-11-01T00:00:00Z')
+      endpoints.shared = await endpoint(sql, b, ['property.*'], '2026-11-02T00:00:00Z')
+      // Keys made after the endpoint's last change cannot have made it; the family it names was readable by its maker.
+      const [{ id: c }] = await sql<{ id: number }[]>`insert into businesses (name) values ('c') returning id`
+      endpoints.orphan = await endpoint(sql, c, ['lead.created'], '2026-11-02T00:00:00Z')
+      await key(sql, c, all, '2026-11-03T00:00:00Z')
+    },
+    async (sql) => {
+      const rows = await sql<{ id: number; event_scopes: string[] }[]>`select id, event_scopes from webhook_endpoints`
+      const scopes = new Map(rows.map((r) => [r.id, r.event_scopes]))
+      expect(scopes.get(endpoints.owner)).toEqual(['leads:read', 'properties:read', 'properties:write'])
+      expect(scopes.get(endpoints.shared)).toEqual(['properties:read'])
+      expect(scopes.get(endpoints.orphan)).toEqual(['leads:read'])
+    },
+  )
   expect(withRows).toBe(0)
   expect(await afterUpgrade(names[1], async () => {})).toBe(CATALOGUE_DOC_VERSION)
 }, 120_000)

@@ -35,7 +35,7 @@ const services = Object.entries(compose.services)
 const dockerfile = await Bun.file(join(ROOT, 'Dockerfile')).text()
 const configSource = await Bun.file(join(ROOT, 'shared/platform/config.ts')).text()
 
-const commandOf = (s: Service) => (Array.isArray(s.command) ? s.command.join(' ') : s.command ?? '')
+const commandOf = (s: Service) => (Array.isArray(s.command) ? s.command.join(' ') : (s.command ?? ''))
 /** Services that run our image: the API, the workers and the one-shot migrate. */
 const appServices = services.filter(([, s]) => s.build !== undefined)
 const longRunningApp = appServices.filter(([, s]) => /start:(api|worker)/.test(commandOf(s)))
@@ -168,7 +168,10 @@ describe('compose.yaml', () => {
     await Bun.write(emptyEnvFile, '')
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'APP_SECRET')) as Record<string, string>
     const validate = (extra: Record<string, string>, profile: string[] = []) =>
-      Bun.spawnSync(['docker-compose', '--env-file', emptyEnvFile, '-f', join(ROOT, 'compose.yaml'), ...profile, 'config', '-q'], { env: { ...env, ...extra }, stderr: 'pipe' })
+      Bun.spawnSync(['docker-compose', '--env-file', emptyEnvFile, '-f', join(ROOT, 'compose.yaml'), ...profile, 'config', '-q'], {
+        env: { ...env, ...extra },
+        stderr: 'pipe',
+      })
     try {
       for (const profile of [[], ['--profile', 'monitoring']]) {
         const ok = validate({ APP_SECRET: 'x'.repeat(48) }, profile)

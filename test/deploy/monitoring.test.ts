@@ -43,9 +43,21 @@ beforeAll(async () => {
   const port = await freePort()
   const queuePrefix = `monitoring-${port}`
   ctx = await createTestContext({ QUEUE_PREFIX: queuePrefix })
-  api = Bun.spawn(['bun', 'run', 'api/index.ts'], { cwd: ROOT, env: { ...process.env, PORT: String(port), QUEUE_PREFIX: queuePrefix, LOG_LEVEL: 'silent' }, stdout: 'ignore', stderr: 'inherit' })
+  api = Bun.spawn(['bun', 'run', 'api/index.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), QUEUE_PREFIX: queuePrefix, LOG_LEVEL: 'silent' },
+    stdout: 'ignore',
+    stderr: 'inherit',
+  })
   const base = `http://127.0.0.1:${port}`
-  await eventually(() => fetch(`${base}/readyz`).then((r) => r.ok, () => false), { timeoutMs: 20_000, what: 'the API answering /readyz' })
+  await eventually(
+    () =>
+      fetch(`${base}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      ),
+    { timeoutMs: 20_000, what: 'the API answering /readyz' },
+  )
   // A request of each kind the request series are labelled by, so they have samples.
   const business = await seedBusiness(ctx)
   expect((await fetch(`${base}/v1/me`, { headers: { 'x-api-key': business.apiKey } })).status).toBe(200)
@@ -87,7 +99,9 @@ describe('Grafana dashboard', () => {
   })
 
   test('every panel reads the provisioned Prometheus datasource', async () => {
-    const provisioned = Bun.YAML.parse(await Bun.file(join(ROOT, 'monitoring/grafana/provisioning/datasources/prometheus.yml')).text()) as { datasources: { uid: string; url: string }[] }
+    const provisioned = Bun.YAML.parse(await Bun.file(join(ROOT, 'monitoring/grafana/provisioning/datasources/prometheus.yml')).text()) as {
+      datasources: { uid: string; url: string }[]
+    }
     const uid = provisioned.datasources[0].uid
     expect(provisioned.datasources[0].url).toBe('http://prometheus:9090')
     for (const p of dashboard.panels.filter((p) => p.type !== 'row')) {
@@ -98,7 +112,9 @@ describe('Grafana dashboard', () => {
 })
 
 test('Prometheus scrapes /metrics of the api service on its port', async () => {
-  const prometheus = Bun.YAML.parse(await Bun.file(join(ROOT, 'monitoring/prometheus.yml')).text()) as { scrape_configs: { metrics_path: string; dns_sd_configs: { names: string[]; port: number }[] }[] }
+  const prometheus = Bun.YAML.parse(await Bun.file(join(ROOT, 'monitoring/prometheus.yml')).text()) as {
+    scrape_configs: { metrics_path: string; dns_sd_configs: { names: string[]; port: number }[] }[]
+  }
   const compose = Bun.YAML.parse(await Bun.file(join(ROOT, 'compose.yaml')).text()) as { services: Record<string, { ports?: string[] }> }
   const [job] = prometheus.scrape_configs
   expect(job.metrics_path).toBe('/metrics')

@@ -52,12 +52,24 @@ beforeAll(async () => {
   s3Port = await freePort()
   s3Dir = await mkdtemp(join(tmpdir(), 'stack-s3-'))
   base = `http://127.0.0.1:${port}`
-  stack = Bun.spawn(['bun', 'run', 'start:stack', '--s3-port', String(s3Port), '--s3-dir', s3Dir], { cwd: ROOT, env: { ...process.env, ...env() }, stdout: 'pipe', stderr: 'inherit', stdin: 'ignore' })
+  stack = Bun.spawn(['bun', 'run', 'start:stack', '--s3-port', String(s3Port), '--s3-dir', s3Dir], {
+    cwd: ROOT,
+    env: { ...process.env, ...env() },
+    stdout: 'pipe',
+    stderr: 'inherit',
+    stdin: 'ignore',
+  })
   void (async () => {
     const decoder = new TextDecoder()
     for await (const chunk of stack.stdout as ReadableStream<Uint8Array>) output += decoder.decode(chunk)
   })()
-  await eventually(async () => output.includes('stack: ready') || output.includes('stack: stopped'), { timeoutMs: 90_000, what: 'start:stack to be ready', get detail() { return output } })
+  await eventually(async () => output.includes('stack: ready') || output.includes('stack: stopped'), {
+    timeoutMs: 90_000,
+    what: 'start:stack to be ready',
+    get detail() {
+      return output
+    },
+  })
   expect(output, output).toContain('stack: ready')
 }, 100_000)
 
@@ -78,7 +90,9 @@ afterAll(async () => {
 
 describe('bun run start:stack', () => {
   test('prints where each piece listens: S3 with both buckets, the API, one process per worker group of compose', async () => {
-    expect(output).toContain(`stack: s3 (s3rver) http://localhost:${s3Port}: buckets property-originals (originals), property-public (public, CDN_URL http://localhost:${s3Port}/property-public)`)
+    expect(output).toContain(
+      `stack: s3 (s3rver) http://localhost:${s3Port}: buckets property-originals (originals), property-public (public, CDN_URL http://localhost:${s3Port}/property-public)`,
+    )
     expect(output).toContain(`api (pid `)
     expect(output).toContain(`http://127.0.0.1:${port}`)
     const groups = (await composeTopology()).filter((s) => s.queues.length)
@@ -94,7 +108,7 @@ describe('bun run start:stack', () => {
     }
   })
 
-  test("the Compose walkthrough: CLI business and key, property, upload from the host, publish, watermarked public image", async () => {
+  test('the Compose walkthrough: CLI business and key, property, upload from the host, publish, watermarked public image', async () => {
     const business = await run(['run', 'cli', 'business', 'create', '--name', 'Inmobiliaria Stack', '--json'], env())
     expect(business.code, business.stderr).toBe(0)
     const businessId = JSON.parse(business.stdout.trim().split('\n').at(-1)!).id
@@ -102,13 +116,26 @@ describe('bun run start:stack', () => {
     expect(key.code, key.stderr).toBe(0)
     apiKey = JSON.parse(key.stdout.trim().split('\n').at(-1)!).api_key
 
-    const created = await api('/v1/properties', { method: 'POST', json: { operations: ['venta'], type: 'apartamento', title: 'Ático con terraza', pricing: { sale: 250000 }, location: { city: 'Valencia', address: 'Calle de Colón 12' }, area: { total: 95 } } })
-    const property = await created.json() as { id: number }
+    const created = await api('/v1/properties', {
+      method: 'POST',
+      json: {
+        operations: ['venta'],
+        type: 'apartamento',
+        title: 'Ático con terraza',
+        pricing: { sale: 250000 },
+        location: { city: 'Valencia', address: 'Calle de Colón 12' },
+        area: { total: 95 },
+      },
+    })
+    const property = (await created.json()) as { id: number }
     expect(created.status, JSON.stringify(property)).toBe(201)
 
     const photo = await orientedJpeg()
-    const uploads = await api(`/v1/properties/${property.id}/images/uploads`, { method: 'POST', json: { files: [{ filename: 'salon.jpg', content_type: 'image/jpeg', size: photo.byteLength }] } })
-    const upload = await uploads.json() as { upload_id: string; files: { url: string; headers: Record<string, string> }[] }
+    const uploads = await api(`/v1/properties/${property.id}/images/uploads`, {
+      method: 'POST',
+      json: { files: [{ filename: 'salon.jpg', content_type: 'image/jpeg', size: photo.byteLength }] },
+    })
+    const upload = (await uploads.json()) as { upload_id: string; files: { url: string; headers: Record<string, string> }[] }
     expect(uploads.status, JSON.stringify(upload)).toBe(201)
     // Signed for the address a client on the host uses (S3_PUBLIC_ENDPOINT), not the service's.
     expect(new URL(upload.files[0].url).origin).toBe(`http://localhost:${s3Port}`)
@@ -118,22 +145,31 @@ describe('bun run start:stack', () => {
     const complete = await api(`/v1/properties/${property.id}/images/uploads/${upload.upload_id}/complete`, { method: 'POST' })
     expect(complete.status, await complete.text()).toBe(202)
     let last = ''
-    const state = await eventually(async () => {
-      last = await (await api(`/v1/properties/${property.id}/images/uploads/${upload.upload_id}`)).text()
-      const s = JSON.parse(last).data.state as string
-      return s === 'completed' || s === 'failed' ? s : null
-    }, { timeoutMs: 30_000, what: 'the upload to finish', get detail() { return last } })
+    const state = await eventually(
+      async () => {
+        last = await (await api(`/v1/properties/${property.id}/images/uploads/${upload.upload_id}`)).text()
+        const s = JSON.parse(last).data.state as string
+        return s === 'completed' || s === 'failed' ? s : null
+      },
+      {
+        timeoutMs: 30_000,
+        what: 'the upload to finish',
+        get detail() {
+          return last
+        },
+      },
+    )
     expect(state, last).toBe('completed')
 
     const published = await api(`/v1/properties/${property.id}/publish`, { method: 'POST' })
     expect(published.status, await published.text()).toBe(200)
 
-    const catalogue = await (await api('/v1/properties?limit=100')).json() as { data: { id: number; images: { url: string }[] }[] }
+    const catalogue = (await (await api('/v1/properties?limit=100')).json()) as { data: { id: number; images: { url: string }[] }[] }
     const listed = catalogue.data.find((p) => p.id === property.id)
     expect(listed?.images.length, JSON.stringify(catalogue)).toBe(1)
     const image = listed!.images[0]
     expect(image.url).toStartWith(`http://localhost:${s3Port}/property-public/`)
-    const detail = await (await api(`/v1/properties/${property.id}`)).json() as { data: { images: { url: string }[] } }
+    const detail = (await (await api(`/v1/properties/${property.id}`)).json()) as { data: { images: { url: string }[] } }
     expect(detail.data.images.map((i) => i.url)).toEqual([image.url])
 
     const served = await fetch(image.url)
@@ -154,8 +190,18 @@ describe('bun run start:stack', () => {
     expect(await stack.exited).toBe(0)
     expect(output).toContain('stack: stopped')
     expect(pids.filter(alive)).toEqual([])
-    expect(await fetch(`${base}/healthz`).then(() => 'answered', () => 'refused')).toBe('refused')
-    expect(await fetch(`http://127.0.0.1:${s3Port}/`).then(() => 'answered', () => 'refused')).toBe('refused')
+    expect(
+      await fetch(`${base}/healthz`).then(
+        () => 'answered',
+        () => 'refused',
+      ),
+    ).toBe('refused')
+    expect(
+      await fetch(`http://127.0.0.1:${s3Port}/`).then(
+        () => 'answered',
+        () => 'refused',
+      ),
+    ).toBe('refused')
     const r = await run(['run', 'worker/healthcheck.ts'], { ...env(), WORKER_QUEUES: 'lead-ingest' })
     expect(r.code).toBe(1)
   }, 60_000)
@@ -165,7 +211,11 @@ describe('bun run start:stack refuses clearly', () => {
   test('PostgreSQL unreachable: the migration step fails, nothing else starts, exit 1', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'stack-s3-'))
     try {
-      const r = await run(['run', 'start:stack', '--s3-port', '0', '--s3-dir', dir], { PORT: String(await freePort()), DATABASE_URL: `postgres://postgres@127.0.0.1:${await freePort()}/x`, QUEUE_PREFIX: `${queuePrefix}-refused` }, 60_000)
+      const r = await run(
+        ['run', 'start:stack', '--s3-port', '0', '--s3-dir', dir],
+        { PORT: String(await freePort()), DATABASE_URL: `postgres://postgres@127.0.0.1:${await freePort()}/x`, QUEUE_PREFIX: `${queuePrefix}-refused` },
+        60_000,
+      )
       expect(r.code, r.stdout + r.stderr).toBe(1)
       expect(r.stderr).toContain('PostgreSQL is not reachable')
       expect(r.stdout).toContain('stack: migrate failed with code 1')

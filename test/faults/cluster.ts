@@ -90,12 +90,16 @@ export class PgCluster {
 }
 
 export function uid(user: string): number {
-  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(`${user}:`))
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${user}:`))
   if (!line) throw new Error(`no ${user} user: PostgreSQL is not installed`)
   return Number(line.split(':')[2])
 }
 export function gid(user: string): number {
-  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(`${user}:`))!
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${user}:`))!
   return Number(line.split(':')[3])
 }
 
@@ -107,7 +111,12 @@ export class ManagedProcess {
   exitedAt: number | undefined
   readonly logs: string[] = []
 
-  constructor(readonly name: string, private cmd: string[], private env: Record<string, string>, private logDir: string) {}
+  constructor(
+    readonly name: string,
+    private cmd: string[],
+    private env: Record<string, string>,
+    private logDir: string,
+  ) {}
 
   get pid(): number | undefined {
     return this.proc?.pid
@@ -161,9 +170,36 @@ export class ManagedProcess {
 
 /** redis-server of our own: AOF fsynced on every write, noeviction (architecture.md "Queues"). */
 export class RedisServer extends ManagedProcess {
-  constructor(readonly port: number, dir: string, logDir: string) {
+  constructor(
+    readonly port: number,
+    dir: string,
+    logDir: string,
+  ) {
     mkdirSync(dir, { recursive: true })
-    super('redis', ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction', '--protected-mode', 'no'], {}, logDir)
+    super(
+      'redis',
+      [
+        'redis-server',
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'always',
+        '--save',
+        '',
+        '--maxmemory-policy',
+        'noeviction',
+        '--protected-mode',
+        'no',
+      ],
+      {},
+      logDir,
+    )
   }
 
   get url(): string {
@@ -171,7 +207,11 @@ export class RedisServer extends ManagedProcess {
   }
 
   async ready(timeoutMs = 10_000): Promise<void> {
-    await until('redis-server to answer', async () => (await exec(['redis-cli', '-p', String(this.port), 'ping'], { timeoutMs: 2000 }).catch(() => '')).includes('PONG'), timeoutMs)
+    await until(
+      'redis-server to answer',
+      async () => (await exec(['redis-cli', '-p', String(this.port), 'ping'], { timeoutMs: 2000 }).catch(() => '')).includes('PONG'),
+      timeoutMs,
+    )
   }
 }
 
@@ -230,7 +270,15 @@ export class Cluster {
     progress('migrated')
     for (let i = 0; i < this.options.apis; i++) {
       const port = await freePort()
-      const api = Object.assign(new ManagedProcess(`api-${i + 1}`, ['bun', 'run', 'api/index.ts'], { ...this.env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` }, this.logDir), { port })
+      const api = Object.assign(
+        new ManagedProcess(
+          `api-${i + 1}`,
+          ['bun', 'run', 'api/index.ts'],
+          { ...this.env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` },
+          this.logDir,
+        ),
+        { port },
+      )
       this.apis.push(api)
     }
     this.options.workers.forEach((queues, i) => {
@@ -248,22 +296,39 @@ export class Cluster {
   }
 
   async apiReady(api: ManagedProcess & { port: number }, timeoutMs = 20_000): Promise<void> {
-    await until(`${api.name} /readyz`, async () => {
-      if (!api.alive) throw new Error(`${api.name} exited with ${api.exitCode}: ${this.tail(api)}`)
-      return (await fetch(`${this.baseUrl(api)}/readyz`).then((r) => r.status, () => 0)) === 200
-    }, timeoutMs)
+    await until(
+      `${api.name} /readyz`,
+      async () => {
+        if (!api.alive) throw new Error(`${api.name} exited with ${api.exitCode}: ${this.tail(api)}`)
+        return (
+          (await fetch(`${this.baseUrl(api)}/readyz`).then(
+            (r) => r.status,
+            () => 0,
+          )) === 200
+        )
+      },
+      timeoutMs,
+    )
   }
 
   async workerReady(worker: ManagedProcess, timeoutMs = 20_000): Promise<void> {
-    await until(`${worker.name} to start`, async () => {
-      if (!worker.alive) throw new Error(`${worker.name} exited with ${worker.exitCode}: ${this.tail(worker)}`)
-      return readFileSync(worker.logs[worker.logs.length - 1], 'utf8').includes('"msg":"workers started"')
-    }, timeoutMs)
+    await until(
+      `${worker.name} to start`,
+      async () => {
+        if (!worker.alive) throw new Error(`${worker.name} exited with ${worker.exitCode}: ${this.tail(worker)}`)
+        return readFileSync(worker.logs[worker.logs.length - 1], 'utf8').includes('"msg":"workers started"')
+      },
+      timeoutMs,
+    )
   }
 
   tail(p: ManagedProcess, lines = 5): string {
     try {
-      return readFileSync(p.logs[p.logs.length - 1], 'utf8').trim().split('\n').slice(-lines).join(' | ')
+      return readFileSync(p.logs[p.logs.length - 1], 'utf8')
+        .trim()
+        .split('\n')
+        .slice(-lines)
+        .join(' | ')
     } catch {
       return ''
     }

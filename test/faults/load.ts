@@ -42,7 +42,13 @@ const isConnectionError = (e: unknown) => {
 }
 
 /** One request to `targets[i % n]`; on a connection error, once more to the next target. */
-export async function request(targets: Target[], i: number, method: string, path: string, options: { key?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Outcome> {
+export async function request(
+  targets: Target[],
+  i: number,
+  method: string,
+  path: string,
+  options: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Outcome> {
   const headers: Record<string, string> = { ...options.headers }
   if (options.key) headers['x-api-key'] = options.key
   if (options.body !== undefined) headers['content-type'] = 'application/json'
@@ -60,14 +66,24 @@ export async function request(targets: Target[], i: number, method: string, path
         continue
       }
       const timeout = (error as Error)?.name === 'TimeoutError'
-      return { status: 0, ms: performance.now() - started, error: timeout ? `no answer within ${TIMEOUT_MS} ms` : String((error as Error)?.message ?? error), retried }
+      return {
+        status: 0,
+        ms: performance.now() - started,
+        error: timeout ? `no answer within ${TIMEOUT_MS} ms` : String((error as Error)?.message ?? error),
+        retried,
+      }
     }
   }
   throw new Error('unreachable')
 }
 
 /** Runs `count` calls with at most `concurrency` in flight; `onProgress(sent)` after each start. */
-export async function drive(count: number, concurrency: number, call: (i: number) => Promise<Outcome>, onProgress?: (started: number) => Promise<void> | void): Promise<Outcome[]> {
+export async function drive(
+  count: number,
+  concurrency: number,
+  call: (i: number) => Promise<Outcome>,
+  onProgress?: (started: number) => Promise<void> | void,
+): Promise<Outcome[]> {
   const outcomes: Outcome[] = new Array(count)
   let next = 0
   const lane = async () => {
@@ -98,9 +114,11 @@ export async function driveFor(untilStop: () => boolean, perSecond: number, conc
     const due = Math.floor(((performance.now() - start) / 1000) * perSecond)
     while (i < due && inflight.size < concurrency && !untilStop()) {
       const n = i++
-      const p = call(n).then((o) => {
-        outcomes[n] = o
-      }).finally(() => inflight.delete(p))
+      const p = call(n)
+        .then((o) => {
+          outcomes[n] = o
+        })
+        .finally(() => inflight.delete(p))
       inflight.add(p)
     }
     await pace(5)
@@ -134,7 +152,16 @@ export function ingestBody(phone: string, i: number, tag: string): Record<string
     source: `faults-${tag}`,
     sourcePage: 'https://inmobiliaria.example/alquiler/valencia',
     contact: { name: `Lead ${tag} ${i}`, phone },
-    search: { budget: '900-1200', entryDate: '2026-12-01', people: '2', area: 'Ruzafa', habs: '2', pets: 'no', workSituation: 'empleado', freeText: 'Cerca del metro' },
+    search: {
+      budget: '900-1200',
+      entryDate: '2026-12-01',
+      people: '2',
+      area: 'Ruzafa',
+      habs: '2',
+      pets: 'no',
+      workSituation: 'empleado',
+      freeText: 'Cerca del metro',
+    },
   }
 }
 
@@ -161,7 +188,10 @@ export function summariseStatuses(outcomes: Outcome[]): string {
     const key = o.error ? `error(${o.error.slice(0, 40)})` : String(o.status)
     counts.set(key, (counts.get(key) ?? 0) + 1)
   }
-  return [...counts].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k}×${n}`).join(' ')
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${k}×${n}`)
+    .join(' ')
 }
 
 export function printResult(r: ScenarioResult, write: (line: string) => void): void {

@@ -19,7 +19,10 @@ export class PgNode {
   port = 0
   running = false
 
-  constructor(readonly name: string, readonly dir: string) {}
+  constructor(
+    readonly name: string,
+    readonly dir: string,
+  ) {}
 
   url(database: string): string {
     return `postgres://postgres@127.0.0.1:${this.port}/${database}`
@@ -46,13 +49,15 @@ export class PgNode {
    */
   kill9(): void {
     const postmaster = Number(readFileSync(join(this.dir, 'postmaster.pid'), 'utf8').split('\n')[0])
-    const children = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
-      try {
-        return Number(readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === postmaster
-      } catch {
-        return false
-      }
-    })
+    const children = readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .filter((p) => {
+        try {
+          return Number(readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === postmaster
+        } catch {
+          return false
+        }
+      })
     for (const pid of [postmaster, ...children.map(Number)]) {
       try {
         process.kill(pid, 'SIGKILL')
@@ -77,7 +82,10 @@ export class PgTopology {
   readonly primary: PgNode
   readonly standby: PgNode
 
-  constructor(readonly root: string, private options: TopologyOptions = {}) {
+  constructor(
+    readonly root: string,
+    private options: TopologyOptions = {},
+  ) {
     this.primary = new PgNode('primary', join(root, 'pg-primary'))
     this.standby = new PgNode('standby', join(root, 'pg-standby'))
   }
@@ -98,7 +106,24 @@ export class PgTopology {
       await admin.end({ timeout: 2 })
     }
     // Synchronous only once the standby exists: until then every commit would wait.
-    await exec(asPostgres([`${PG_BIN}/pg_basebackup`, '-D', this.standby.dir, '-h', '127.0.0.1', '-p', String(this.primary.port), '-U', 'postgres', '-X', 'stream', '-R', '--no-sync', '--checkpoint=fast']))
+    await exec(
+      asPostgres([
+        `${PG_BIN}/pg_basebackup`,
+        '-D',
+        this.standby.dir,
+        '-h',
+        '127.0.0.1',
+        '-p',
+        String(this.primary.port),
+        '-U',
+        'postgres',
+        '-X',
+        'stream',
+        '-R',
+        '--no-sync',
+        '--checkpoint=fast',
+      ]),
+    )
     this.standby.port = await freePort()
     // Once promoted the standby has no standby of its own: it must not wait for one (what
     // Patroni's non-strict synchronous mode does when the other node is gone).
@@ -124,7 +149,11 @@ export class PgTopology {
     const sql = postgres(this.primary.url('postgres'), { max: 1, onnotice: () => {} })
     try {
       const wanted = (this.options.synchronous ?? true) ? 'sync' : 'async'
-      await until('the standby to stream', async () => (await sql`select 1 from pg_stat_replication where state = 'streaming' and sync_state = ${wanted}`).length > 0, timeoutMs)
+      await until(
+        'the standby to stream',
+        async () => (await sql`select 1 from pg_stat_replication where state = 'streaming' and sync_state = ${wanted}`).length > 0,
+        timeoutMs,
+      )
     } finally {
       await sql.end({ timeout: 2 })
     }

@@ -32,7 +32,10 @@ interface Topology {
   apiKey: string
 }
 
-async function withTopology<T>(options: { poolSize: number; workers: string[]; progress: (line: string) => void }, run: (t: Topology) => Promise<T>): Promise<T> {
+async function withTopology<T>(
+  options: { poolSize: number; workers: string[]; progress: (line: string) => void },
+  run: (t: Topology) => Promise<T>,
+): Promise<T> {
   let bouncer: PgBouncer | undefined
   const cluster = new Cluster({
     apis: 2,
@@ -53,7 +56,12 @@ async function withTopology<T>(options: { poolSize: number; workers: string[]; p
     producer.on('error', () => {})
     queues = new Queues(producer, cluster.queuePrefix)
     const business = JSON.parse(await cluster.cli(['business', 'create', '--name', 'Faults PgBouncer', '--json']))
-    const key = JSON.parse(await cluster.cli(['key', 'create', '--business', String(business.id), '--scopes', 'properties:read,properties:write,leads:read,leads:write,leads:ingest', '--json'], { secret: true }))
+    const key = JSON.parse(
+      await cluster.cli(
+        ['key', 'create', '--business', String(business.id), '--scopes', 'properties:read,properties:write,leads:read,leads:write,leads:ingest', '--json'],
+        { secret: true },
+      ),
+    )
     const targets = cluster.apis.map((a) => ({ name: a.name, baseUrl: cluster.baseUrl(a) }))
     return await run({ cluster, bouncer: bouncer!, sql, queues, targets, apiKey: key.api_key })
   } finally {
@@ -73,7 +81,7 @@ function sampleServerConnections(bouncer: PgBouncer): { stop(): Promise<{ peak: 
   const loop = (async () => {
     while (running) {
       const n = await bouncer.serverConnections(DATABASE).catch(() => -1)
-      if (n >= 0) (peak = Math.max(peak, n), samples++)
+      if (n >= 0) (peak = Math.max(peak, n)), samples++
       await pace(50) // the sampling interval
     }
   })()
@@ -88,10 +96,15 @@ function sampleServerConnections(bouncer: PgBouncer): { stop(): Promise<{ peak: 
 
 async function drainIngest(queues: Queues, timeoutMs: number): Promise<number> {
   const started = performance.now()
-  await until('the lead-ingest queue to drain', async () => {
-    const c = await queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')
-    return c.waiting + c.active + c.delayed + c.prioritized === 0
-  }, timeoutMs, 200)
+  await until(
+    'the lead-ingest queue to drain',
+    async () => {
+      const c = await queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')
+      return c.waiting + c.active + c.delayed + c.prioritized === 0
+    },
+    timeoutMs,
+    200,
+  )
   return performance.now() - started
 }
 
@@ -103,15 +116,20 @@ function checkAlive(cluster: Cluster, failures: string[]): void {
 
 export async function scenarioPgBouncerMixed(progress: (line: string) => void, rounds = 20): Promise<ScenarioResult> {
   const clients = 16
-  const name = `i. mixed workload (create, publish, PATCH, reads, leads, ingest) from ${clients} clients over 2 APIs through PgBouncer (transaction mode, 5 server connections)`
+  const name =
+    `i. mixed workload (create, publish, PATCH, reads, leads, ingest) from ${clients} ` +
+    `clients over 2 APIs through PgBouncer (transaction mode, 5 server connections)`
   return withTopology({ poolSize: 5, workers: ['lead-ingest', 'lead-ingest,catalogue-reindex,webhook-delivery'], progress }, async (t) => {
     const failures: string[] = []
     const sampler = sampleServerConnections(t.bouncer)
     const started = performance.now()
-    const result = await runMixedWorkload(async (client, method, path, body) => {
-      const o = await request(t.targets, client, method, path, { key: t.apiKey, body })
-      return { status: o.status, body: o.body, error: o.error }
-    }, { clients, rounds, tag: 'i', phoneBase: 0 })
+    const result = await runMixedWorkload(
+      async (client, method, path, body) => {
+        const o = await request(t.targets, client, method, path, { key: t.apiKey, body })
+        return { status: o.status, body: o.body, error: o.error }
+      },
+      { clients, rounds, tag: 'i', phoneBase: 0 },
+    )
     const sendMs = performance.now() - started
     const drainMs = await drainIngest(t.queues, 60_000).catch((e) => (failures.push(String(e.message)), NaN))
     const servers = await sampler.stop()
@@ -137,7 +155,11 @@ export async function scenarioPgBouncerMixed(progress: (line: string) => void, r
         '5xx': result.answers.filter((a) => a.answer.status >= 500).length,
         'peak server connections': servers.peak,
       },
-      timings: { 'send time': `${s(sendMs)} (${Math.round(result.answers.length / (sendMs / 1000))} req/s)`, 'queue drained after': s(drainMs), 'time to recover': 'n/a (no fault injected: the pooler is the condition)' },
+      timings: {
+        'send time': `${s(sendMs)} (${Math.round(result.answers.length / (sendMs / 1000))} req/s)`,
+        'queue drained after': s(drainMs),
+        'time to recover': 'n/a (no fault injected: the pooler is the condition)',
+      },
       notes: [`missing by kind: ${JSON.stringify(missing)}`, `server connections sampled ${servers.samples} times from SHOW SERVERS`],
       failures,
     }
@@ -155,13 +177,17 @@ const CATALOGUE_QUERIES = [
 ]
 
 export async function scenarioPgBouncerPoolBound(progress: (line: string) => void, ingests: number): Promise<ScenarioResult> {
-  const name = `m. 2 API + 4 worker processes through one PgBouncer (default_pool_size 20) under ingest (${ingests}) and catalogue load: server connections ≤ 20`
+  const name =
+    `m. 2 API + 4 worker processes through one PgBouncer (default_pool_size ` + `20) under ingest (${ingests}) and catalogue load: server connections ≤ 20`
   const workers = ['lead-ingest,catalogue-reindex', 'lead-ingest,catalogue-reindex', 'lead-ingest,webhook-delivery', 'lead-ingest,catalogue-reindex']
   return withTopology({ poolSize: 20, workers, progress }, async (t) => {
     const failures: string[] = []
     // A catalogue to read: published properties (catalogue-reindex keeps it).
     const seeded = await drive(100, 8, async (i) => {
-      const created = await request(t.targets, i, 'POST', '/v1/properties', { key: t.apiKey, body: propertyBody({ title: `m ${i}`, pricing: { sale: 150_000 + i * 3000 } }) })
+      const created = await request(t.targets, i, 'POST', '/v1/properties', {
+        key: t.apiKey,
+        body: propertyBody({ title: `m ${i}`, pricing: { sale: 150_000 + i * 3000 } }),
+      })
       return is2xx(created) ? request(t.targets, i, 'POST', `/v1/properties/${created.body.id}/publish`, { key: t.apiKey }) : created
     })
     const sampler = sampleServerConnections(t.bouncer)
@@ -182,7 +208,9 @@ export async function scenarioPgBouncerPoolBound(progress: (line: string) => voi
     const phones = Array.from({ length: ingests }, (_, i) => `+34${610_000_000 + i}`)
     const [ingestOutcomes, catalogueOutcomes] = await Promise.all([
       drive(ingests, 64, (i) => request(t.targets, i, 'POST', '/v1/leads/ingest', { key: t.apiKey, body: ingestBody(phones[i], i, 'm') })),
-      drive(Math.max(200, ingests / 4), 16, (i) => request(t.targets, i, 'GET', `/v1/properties?${CATALOGUE_QUERIES[i % CATALOGUE_QUERIES.length]}`, { key: t.apiKey })),
+      drive(Math.max(200, ingests / 4), 16, (i) =>
+        request(t.targets, i, 'GET', `/v1/properties?${CATALOGUE_QUERIES[i % CATALOGUE_QUERIES.length]}`, { key: t.apiKey }),
+      ),
     ])
     const sendMs = performance.now() - started
     const drainMs = await drainIngest(t.queues, 120_000).catch((e) => (failures.push(String(e.message)), NaN))
@@ -190,10 +218,14 @@ export async function scenarioPgBouncerPoolBound(progress: (line: string) => voi
     await clientSampler
     const servers = await sampler.stop()
     const accepted = phones.filter((_, i) => is2xx(ingestOutcomes[i]))
-    const rows = await t.sql<{ phone: string; n: number }[]>`select phone, count(*)::int as n from contacts where phone = any(${accepted}::text[]) group by phone`
+    const rows = await t.sql<
+      { phone: string; n: number }[]
+    >`select phone, count(*)::int as n from contacts where phone = any(${accepted}::text[]) group by phone`
     const lost = accepted.length - rows.length
     const doubled = rows.reduce((sum, r) => sum + r.n - 1, 0)
-    const [{ backends }] = await t.sql<{ backends: number }[]>`select count(*)::int as backends from pg_stat_activity where datname = ${DATABASE} and backend_type = 'client backend'`
+    const [{ backends }] = await t.sql<
+      { backends: number }[]
+    >`select count(*)::int as backends from pg_stat_activity where datname = ${DATABASE} and backend_type = 'client backend'`
     const outcomes: Outcome[] = [...seeded, ...ingestOutcomes, ...catalogueOutcomes]
     const notOk = outcomes.filter((o) => !is2xx(o))
     if (notOk.length) failures.push(`${notOk.length} answers other than 2xx: ${summariseStatuses(notOk)}`)
@@ -217,7 +249,9 @@ export async function scenarioPgBouncerPoolBound(progress: (line: string) => voi
         'backends at the end': backends,
       },
       timings: {
-        'send time': `${s(sendMs)} (${Math.round((ingestOutcomes.length + catalogueOutcomes.length) / (sendMs / 1000))} req/s: ${ingestOutcomes.length} ingests, ${catalogueOutcomes.length} catalogue reads)`,
+        'send time':
+          `${s(sendMs)} (${Math.round((ingestOutcomes.length + catalogueOutcomes.length) / (sendMs / 1000))} ` +
+          `req/s: ${ingestOutcomes.length} ingests, ${catalogueOutcomes.length} catalogue reads)`,
         'queue drained after': s(drainMs),
         'time to recover': 'n/a (no fault injected: the pool bound is the condition)',
       },

@@ -46,7 +46,10 @@ class HaWorld {
   queues!: Queues
   private producer!: ReturnType<typeof redisConnection>
 
-  constructor(private h: HarnessContext, private options: WorldOptions) {
+  constructor(
+    private h: HarnessContext,
+    private options: WorldOptions,
+  ) {
     this.topology = new PgTopology(join(h.cluster.root, `pgha-${options.tag}`), options.topology)
   }
 
@@ -71,7 +74,10 @@ class HaWorld {
   async start(): Promise<void> {
     const { tag } = this.options
     await this.topology.start([DB])
-    this.h.progress(`${tag}: PostgreSQL primary :${this.topology.primary.port}, standby :${this.topology.standby.port} (${this.options.topology.applyDelayMs ? `applies ${this.options.topology.applyDelayMs} ms late` : 'synchronous'})`)
+    this.h.progress(
+      `${tag}: PostgreSQL primary :${this.topology.primary.port}, standby :${this.topology.standby.port} ` +
+        `(${this.options.topology.applyDelayMs ? `applies ${this.options.topology.applyDelayMs} ms late` : 'synchronous'})`,
+    )
     if (this.options.poolers) {
       for (const node of [this.topology.primary, this.topology.standby]) {
         const pooler = new PgBouncer({ upstreamPort: node.port, poolSize: 10, queryWaitTimeoutSeconds: 5 })
@@ -89,9 +95,23 @@ class HaWorld {
     await exec(['bun', 'run', 'cli/migrate.ts'], { env: this.env })
     for (let i = 0; i < this.options.apis; i++) {
       const port = await freePort()
-      this.apis.push(Object.assign(new ManagedProcess(`api-${tag}${i + 1}`, ['bun', 'run', 'api/index.ts'], { ...this.env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` }, this.h.cluster.logDir), { port }))
+      this.apis.push(
+        Object.assign(
+          new ManagedProcess(
+            `api-${tag}${i + 1}`,
+            ['bun', 'run', 'api/index.ts'],
+            { ...this.env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` },
+            this.h.cluster.logDir,
+          ),
+          { port },
+        ),
+      )
     }
-    this.options.workers.forEach((queues, i) => this.workers.push(new ManagedProcess(`worker-${tag}${i + 1}`, ['bun', 'run', 'worker/index.ts'], { ...this.env, WORKER_QUEUES: queues }, this.h.cluster.logDir)))
+    this.options.workers.forEach((queues, i) =>
+      this.workers.push(
+        new ManagedProcess(`worker-${tag}${i + 1}`, ['bun', 'run', 'worker/index.ts'], { ...this.env, WORKER_QUEUES: queues }, this.h.cluster.logDir),
+      ),
+    )
     for (const p of [...this.apis, ...this.workers]) p.start()
     await Promise.all(this.apis.map((a) => this.h.cluster.apiReady(a)))
     await Promise.all(this.workers.map((w) => this.h.cluster.workerReady(w)))
@@ -101,7 +121,17 @@ class HaWorld {
   async newBusiness(name: string): Promise<{ id: number; apiKey: string }> {
     const cli = (args: string[]) => exec(['bun', 'run', 'cli/index.ts', ...args], { env: this.env })
     const business = JSON.parse(await cli(['business', 'create', '--name', name, '--json']))
-    const key = JSON.parse(await cli(['key', 'create', '--business', String(business.id), '--scopes', 'properties:read,properties:write,leads:read,leads:write,leads:ingest', '--json']))
+    const key = JSON.parse(
+      await cli([
+        'key',
+        'create',
+        '--business',
+        String(business.id),
+        '--scopes',
+        'properties:read,properties:write,leads:read,leads:write,leads:ingest',
+        '--json',
+      ]),
+    )
     return { id: business.id, apiKey: key.api_key }
   }
 
@@ -117,10 +147,15 @@ class HaWorld {
   }
 
   async drainIngest(timeoutMs: number): Promise<void> {
-    await until('the lead-ingest queue to drain', async () => {
-      const c = await this.queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')
-      return c.waiting + c.active + c.delayed + c.prioritized === 0
-    }, timeoutMs, 200)
+    await until(
+      'the lead-ingest queue to drain',
+      async () => {
+        const c = await this.queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')
+        return c.waiting + c.active + c.delayed + c.prioritized === 0
+      },
+      timeoutMs,
+      200,
+    )
   }
 
   async stop(): Promise<void> {
@@ -150,30 +185,38 @@ const RECOVERY_BOUND_MS = 10_000
 const ANSWER_BOUND_MS = 6000
 
 export function scenarioPrimaryFailover(h: HarnessContext): Promise<ScenarioResult> {
-  return inWorld(h, {
-    tag: 'j',
-    topology: {},
-    env: (t) => ({ DATABASE_URL: t.multiHostUrl(DB) }),
-    apis: 2,
-    // webhook-delivery runs the outbox relay, whose LISTEN connection must follow the failover too.
-    workers: ['lead-ingest', 'lead-ingest,catalogue-reindex,webhook-delivery'],
-  }, (w) => primaryFailover(h, w, 'j', 'j. kill -9 of the PostgreSQL primary under write load, standby promoted 1 s later'))
+  return inWorld(
+    h,
+    {
+      tag: 'j',
+      topology: {},
+      env: (t) => ({ DATABASE_URL: t.multiHostUrl(DB) }),
+      apis: 2,
+      // webhook-delivery runs the outbox relay, whose LISTEN connection must follow the failover too.
+      workers: ['lead-ingest', 'lead-ingest,catalogue-reindex,webhook-delivery'],
+    },
+    (w) => primaryFailover(h, w, 'j', 'j. kill -9 of the PostgreSQL primary under write load, standby promoted 1 s later'),
+  )
 }
 
 export function scenarioPrimaryFailoverThroughPoolers(h: HarnessContext): Promise<ScenarioResult> {
-  return inWorld(h, {
-    tag: 'o',
-    topology: {},
-    poolers: true,
-    // As operators write it: the PgBouncers of both nodes, the primary's first. LISTEN and
-    // migrations reach the nodes themselves.
-    env: (t, [primary, standby]) => ({
-      DATABASE_URL: `postgres://postgres@127.0.0.1:${primary.port},127.0.0.1:${standby.port}/${DB}?target_session_attrs=read-write`,
-      DATABASE_DIRECT_URL: t.multiHostUrl(DB),
-    }),
-    apis: 2,
-    workers: ['lead-ingest', 'lead-ingest,catalogue-reindex,webhook-delivery'],
-  }, (w) => primaryFailover(h, w, 'o', 'o. as j, through a PgBouncer per node (transaction mode), the multi-host URL over the PgBouncers'))
+  return inWorld(
+    h,
+    {
+      tag: 'o',
+      topology: {},
+      poolers: true,
+      // As operators write it: the PgBouncers of both nodes, the primary's first. LISTEN and
+      // migrations reach the nodes themselves.
+      env: (t, [primary, standby]) => ({
+        DATABASE_URL: `postgres://postgres@127.0.0.1:${primary.port},127.0.0.1:${standby.port}/${DB}?target_session_attrs=read-write`,
+        DATABASE_DIRECT_URL: t.multiHostUrl(DB),
+      }),
+      apis: 2,
+      workers: ['lead-ingest', 'lead-ingest,catalogue-reindex,webhook-delivery'],
+    },
+    (w) => primaryFailover(h, w, 'o', 'o. as j, through a PgBouncer per node (transaction mode), the multi-host URL over the PgBouncers'),
+  )
 }
 
 async function primaryFailover(h: HarnessContext, w: HaWorld, tag: string, name: string): Promise<ScenarioResult> {
@@ -190,9 +233,17 @@ async function primaryFailover(h: HarnessContext, w: HaWorld, tag: string, name:
     sentAt[i] = performance.now()
     switch (kinds[i % kinds.length]) {
       case 'create':
-        return request(w.targets, i, 'POST', '/v1/properties', { key: biz.apiKey, body: propertyBody(`${tag}-${i}`), headers: { 'idempotency-key': `${tag}-${i}` } })
+        return request(w.targets, i, 'POST', '/v1/properties', {
+          key: biz.apiKey,
+          body: propertyBody(`${tag}-${i}`),
+          headers: { 'idempotency-key': `${tag}-${i}` },
+        })
       case 'lead':
-        return request(w.targets, i, 'POST', '/v1/leads', { key: biz.apiKey, body: { name: `Lead ${tag} ${i}`, email: `${tag}${i}@example.com` }, headers: { 'idempotency-key': `${tag}l-${i}` } })
+        return request(w.targets, i, 'POST', '/v1/leads', {
+          key: biz.apiKey,
+          body: { name: `Lead ${tag} ${i}`, email: `${tag}${i}@example.com` },
+          headers: { 'idempotency-key': `${tag}l-${i}` },
+        })
       default:
         return request(w.targets, i, 'POST', '/v1/leads/ingest', { key: biz.apiKey, body: ingestBody(`+34${610_000_000 + i}`, i, tag) })
     }
@@ -207,10 +258,17 @@ async function primaryFailover(h: HarnessContext, w: HaWorld, tag: string, name:
     await w.topology.standby.promote()
     promotedAt = performance.now()
     h.progress(`${tag}: standby promoted (pg_ctl promote, ${s(promotedAt - killedAt)} after the kill)`)
-    await until('both APIs to write again', async () => {
-      const r = await Promise.all(w.targets.map((t, i) => request([t], i, 'POST', '/v1/properties', { key: biz.apiKey, body: propertyBody(`${tag}-probe-${i}-${Date.now()}`) })))
-      return r.every((o) => o.status === 201)
-    }, 30_000, 50).catch((e) => failures.push(String(e.message)))
+    await until(
+      'both APIs to write again',
+      async () => {
+        const r = await Promise.all(
+          w.targets.map((t, i) => request([t], i, 'POST', '/v1/properties', { key: biz.apiKey, body: propertyBody(`${tag}-probe-${i}-${Date.now()}`) })),
+        )
+        return r.every((o) => o.status === 201)
+      },
+      30_000,
+      50,
+    ).catch((e) => failures.push(String(e.message)))
     recoveredAt = performance.now()
     h.progress(`${tag}: both APIs write again ${s(recoveredAt - killedAt)} after the kill`)
   })()
@@ -234,16 +292,23 @@ async function primaryFailover(h: HarnessContext, w: HaWorld, tag: string, name:
   try {
     const [{ recovery }] = await sql<{ recovery: boolean }[]>`select pg_is_in_recovery() as recovery`
     if (recovery) failures.push('the promoted standby is still in recovery')
-    const answered = (kind: string, status: number) => outcomes.flatMap((o, i) => (kinds[i % kinds.length] === kind && o.status === status ? [o.body.id as number] : []))
+    const answered = (kind: string, status: number) =>
+      outcomes.flatMap((o, i) => (kinds[i % kinds.length] === kind && o.status === status ? [o.body.id as number] : []))
     const createdIds = answered('create', 201)
     const leadIds = answered('lead', 201)
     const foundProperties = createdIds.length ? (await sql`select id from properties where id in ${sql(createdIds)}`).length : 0
     const foundLeads = leadIds.length ? (await sql`select id from contacts where id in ${sql(leadIds)}`).length : 0
-    const titleDoubles = (await sql<{ n: number }[]>`select count(*)::int as n from properties where business_id = ${biz.id} group by title having count(*) > 1`).reduce((x, r) => x + r.n - 1, 0)
-    const emailDoubles = (await sql<{ n: number }[]>`select count(*)::int as n from contacts where business_id = ${biz.id} and email is not null group by email having count(*) > 1`).reduce((x, r) => x + r.n - 1, 0)
+    const titleDoubles = (
+      await sql<{ n: number }[]>`select count(*)::int as n from properties where business_id = ${biz.id} group by title having count(*) > 1`
+    ).reduce((x, r) => x + r.n - 1, 0)
+    const emailDoubles = (
+      await sql<{ n: number }[]>`select count(*)::int as n from contacts where business_id = ${biz.id} and email is not null group by email having count(*) > 1`
+    ).reduce((x, r) => x + r.n - 1, 0)
     await w.drainIngest(90_000).catch((e) => failures.push(String(e.message)))
     const ingestPhones = outcomes.flatMap((o, i) => (kinds[i % kinds.length] === 'ingest' && o.status === 200 ? [`+34${610_000_000 + i}`] : []))
-    const storedPhones = new Set((await sql<{ phone: string }[]>`select phone from contacts where business_id = ${biz.id} and phone is not null`).map((r) => r.phone))
+    const storedPhones = new Set(
+      (await sql<{ phone: string }[]>`select phone from contacts where business_id = ${biz.id} and phone is not null`).map((r) => r.phone),
+    )
     const ingestLost = ingestPhones.filter((p) => !storedPhones.has(p)).length
     const lost = createdIds.length - foundProperties + leadIds.length - foundLeads + ingestLost
     if (createdIds.length - foundProperties) failures.push(`${createdIds.length - foundProperties} properties answered 201 are missing on the new primary`)
@@ -271,7 +336,14 @@ async function primaryFailover(h: HarnessContext, w: HaWorld, tag: string, name:
         'kill → promotion': s(promotedAt - killedAt),
         'writes again after the kill': s(recoveredAt - killedAt),
         'writes again after the promotion': s(recoveredAt - promotedAt),
-        '503 latency': fivexx.length ? `p50 ${Math.round(percentile(fivexx.map((o) => o.ms), 50))} ms, max ${Math.round(Math.max(...fivexx.map((o) => o.ms)))} ms` : '-',
+        '503 latency': fivexx.length
+          ? `p50 ${Math.round(
+              percentile(
+                fivexx.map((o) => o.ms),
+                50,
+              ),
+            )} ms, max ${Math.round(Math.max(...fivexx.map((o) => o.ms)))} ms`
+          : '-',
       },
       notes,
       failures,
@@ -286,13 +358,17 @@ async function primaryFailover(h: HarnessContext, w: HaWorld, tag: string, name:
 const APPLY_DELAY_MS = 1500
 
 export function scenarioReadYourWrites(h: HarnessContext): Promise<ScenarioResult> {
-  return inWorld(h, {
-    tag: 'k',
-    topology: { applyDelayMs: APPLY_DELAY_MS, synchronous: false },
-    env: (t) => ({ DATABASE_URL: t.primary.url(DB), DATABASE_READ_URL: t.standby.url(DB) }),
-    apis: 2,
-    workers: [],
-  }, (w) => readYourWrites(h, w))
+  return inWorld(
+    h,
+    {
+      tag: 'k',
+      topology: { applyDelayMs: APPLY_DELAY_MS, synchronous: false },
+      env: (t) => ({ DATABASE_URL: t.primary.url(DB), DATABASE_READ_URL: t.standby.url(DB) }),
+      apis: 2,
+      workers: [],
+    },
+    (w) => readYourWrites(h, w),
+  )
 }
 
 async function readYourWrites(h: HarnessContext, w: HaWorld): Promise<ScenarioResult> {
@@ -303,7 +379,10 @@ async function readYourWrites(h: HarnessContext, w: HaWorld): Promise<ScenarioRe
   const reader = await w.newBusiness('Faults k reader')
   const [a, b] = w.targets
   const ids: number[] = []
-  for (const [biz, n] of [[writer, 8], [reader, 20]] as const) {
+  for (const [biz, n] of [
+    [writer, 8],
+    [reader, 20],
+  ] as const) {
     for (let i = 0; i < n; i++) {
       const created = await request([a], i, 'POST', '/v1/properties', { key: biz.apiKey, body: propertyBody(`k-${biz.id}-${i}`) })
       if (created.status !== 201) throw new Error(`seed property: ${created.status} ${JSON.stringify(created.body)}`)
@@ -368,7 +447,9 @@ async function readYourWrites(h: HarnessContext, w: HaWorld): Promise<ScenarioRe
   if (errors.length) failures.push(`${errors.length} requests failed: ${[...new Set(errors)].slice(0, 5).join(', ')}`)
   if (directStale === 0) failures.push(`the replica was never behind when read directly (${directChecked} checks): the scenario proves nothing`)
   if (byReplica === 0) failures.push('the replica served no read')
-  notes.push(`reads routed (both APIs, db_reads_total): ${after.map((m, i) => [...m].map(([k, v]) => `${k}=${v - (before[i].get(k) ?? 0)}`).join(' ')).join(' | ')}`)
+  notes.push(
+    `reads routed (both APIs, db_reads_total): ${after.map((m, i) => [...m].map(([k, v]) => `${k}=${v - (before[i].get(k) ?? 0)}`).join(' ')).join(' | ')}`,
+  )
   notes.push(`the replica read directly right after a write was behind ${directStale} times of ${directChecked}`)
   return {
     name,
@@ -385,7 +466,10 @@ async function readYourWrites(h: HarnessContext, w: HaWorld): Promise<ScenarioRe
       'to the primary for an own write': ownWrite,
       '5xx': errors.filter((e) => / 5\d\d/.test(e)).length,
     },
-    timings: { 'replica apply delay': `${APPLY_DELAY_MS} ms`, 'load': '12 s, 8 writers (PATCH, then GET by id and list on the other API), 4 readers of another business' },
+    timings: {
+      'replica apply delay': `${APPLY_DELAY_MS} ms`,
+      load: '12 s, 8 writers (PATCH, then GET by id and list on the other API), 4 readers of another business',
+    },
     notes,
     failures,
   }

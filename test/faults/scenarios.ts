@@ -43,10 +43,15 @@ function phonesWithRepeats(n: number, repeatShare: number, base: number, seed: n
 /** Waits until the lead-ingest queue holds nothing to do (every job finished or failed for good). */
 async function drainIngest(h: HarnessContext, timeoutMs: number): Promise<number> {
   const started = performance.now()
-  await until('the lead-ingest queue to drain', async () => {
-    const c = await h.queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')
-    return c.waiting + c.active + c.delayed + c.prioritized === 0
-  }, timeoutMs, 200)
+  await until(
+    'the lead-ingest queue to drain',
+    async () => {
+      const c = await h.queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')
+      return c.waiting + c.active + c.delayed + c.prioritized === 0
+    },
+    timeoutMs,
+    200,
+  )
   return performance.now() - started
 }
 
@@ -85,20 +90,28 @@ export async function scenarioWorkerKill(h: HarnessContext): Promise<ScenarioRes
   let restartedAt = 0
   let activeAtKill = -1
   const started = performance.now()
-  const outcomes = await drive(h.ingests, 64, (i) => request(h.targets, i, 'POST', '/v1/leads/ingest', { key: biz.apiKey, body: ingestBody(phones[i], i, 'a') }), async (sent) => {
-    if (!killedAt && sent >= h.ingests * 0.3) {
-      killedAt = performance.now()
-      activeAtKill = await h.queues.get('lead-ingest').getActiveCount().catch(() => -1)
-      victim.signal('SIGKILL')
-      h.progress(`a: kill -9 ${victim.name} (pid ${victim.pid}) after ${sent} requests, ${activeAtKill} jobs active`)
-    }
-    if (killedAt && !restartedAt && sent >= h.ingests * 0.6 && performance.now() - killedAt > 1000) {
-      await victim.waitExit(5000)
-      restartedAt = performance.now()
-      victim.start()
-      h.progress(`a: restarted ${victim.name} (pid ${victim.pid}) after ${sent} requests`)
-    }
-  })
+  const outcomes = await drive(
+    h.ingests,
+    64,
+    (i) => request(h.targets, i, 'POST', '/v1/leads/ingest', { key: biz.apiKey, body: ingestBody(phones[i], i, 'a') }),
+    async (sent) => {
+      if (!killedAt && sent >= h.ingests * 0.3) {
+        killedAt = performance.now()
+        activeAtKill = await h.queues
+          .get('lead-ingest')
+          .getActiveCount()
+          .catch(() => -1)
+        victim.signal('SIGKILL')
+        h.progress(`a: kill -9 ${victim.name} (pid ${victim.pid}) after ${sent} requests, ${activeAtKill} jobs active`)
+      }
+      if (killedAt && !restartedAt && sent >= h.ingests * 0.6 && performance.now() - killedAt > 1000) {
+        await victim.waitExit(5000)
+        restartedAt = performance.now()
+        victim.start()
+        h.progress(`a: restarted ${victim.name} (pid ${victim.pid}) after ${sent} requests`)
+      }
+    },
+  )
   const sendMs = performance.now() - started
   if (!killedAt) failures.push('the worker was never killed')
   if (killedAt && !restartedAt) {
@@ -121,8 +134,21 @@ export async function scenarioWorkerKill(h: HarnessContext): Promise<ScenarioRes
   notes.push(`jobs active in the queue at the kill: ${activeAtKill} (a killed worker's jobs return through BullMQ's stalled check)`)
   return {
     name,
-    figures: { sent: outcomes.length, accepted: outcomes.filter(is2xx).length, 'distinct phones sent': distinctSent, 'distinct phones accepted': f.accepted.size, persisted: f.persisted, duplicates: f.duplicates, lost: f.lost.length },
-    timings: { 'send time': `${s(sendMs)} (${Math.round(outcomes.length / (sendMs / 1000))} req/s)`, latency: latency(outcomes), 'worker down for': s(restartedAt - killedAt), 'queue drained after': s(drainMs) },
+    figures: {
+      sent: outcomes.length,
+      accepted: outcomes.filter(is2xx).length,
+      'distinct phones sent': distinctSent,
+      'distinct phones accepted': f.accepted.size,
+      persisted: f.persisted,
+      duplicates: f.duplicates,
+      lost: f.lost.length,
+    },
+    timings: {
+      'send time': `${s(sendMs)} (${Math.round(outcomes.length / (sendMs / 1000))} req/s)`,
+      latency: latency(outcomes),
+      'worker down for': s(restartedAt - killedAt),
+      'queue drained after': s(drainMs),
+    },
     notes,
     failures,
   }
@@ -145,7 +171,14 @@ export async function scenarioRedisOutage(h: HarnessContext): Promise<ScenarioRe
     h.cluster.redis.signal('SIGTERM')
     await h.cluster.redis.waitExit(10_000)
     h.progress(`b: redis-server stopped (pid ${h.cluster.redis.pid})`)
-    const readyz = await Promise.all(h.cluster.apis.map((a) => fetch(`${h.cluster.baseUrl(a)}/readyz`).then((r) => r.status, () => 0)))
+    const readyz = await Promise.all(
+      h.cluster.apis.map((a) =>
+        fetch(`${h.cluster.baseUrl(a)}/readyz`).then(
+          (r) => r.status,
+          () => 0,
+        ),
+      ),
+    )
     notes.push(`/readyz while Redis is down: ${readyz.join(', ')}`)
     await until('10 s of outage', async () => performance.now() - stoppedAt >= 10_000, 15_000, 20)
     h.cluster.redis.start()
@@ -153,20 +186,32 @@ export async function scenarioRedisOutage(h: HarnessContext): Promise<ScenarioRe
     startedAt = performance.now()
     h.progress(`b: redis-server started again (pid ${h.cluster.redis.pid}), queue kept by AOF`)
   })()
-  const outcomes = await driveFor(() => startedAt > 0 && performance.now() - startedAt > 4000, 250, 400, (i) => request(h.targets, i, 'POST', '/v1/leads/ingest', { key: biz.apiKey, body: ingestBody(phones[i], i, 'b') }))
+  const outcomes = await driveFor(
+    () => startedAt > 0 && performance.now() - startedAt > 4000,
+    250,
+    400,
+    (i) => request(h.targets, i, 'POST', '/v1/leads/ingest', { key: biz.apiKey, body: ingestBody(phones[i], i, 'b') }),
+  )
   await control
   // Workers must resume by themselves: leads accepted now go through Redis, and only a worker
   // can store them (the API stores directly only when Redis refuses).
   const probeFrom = outcomes.length
-  const probes = await drive(100, 20, (i) => request(h.targets, i, 'POST', '/v1/leads/ingest', { key: biz.apiKey, body: ingestBody(phones[probeFrom + i], probeFrom + i, 'b') }))
+  const probes = await drive(100, 20, (i) =>
+    request(h.targets, i, 'POST', '/v1/leads/ingest', { key: biz.apiKey, body: ingestBody(phones[probeFrom + i], probeFrom + i, 'b') }),
+  )
   const probePhones = phones.slice(probeFrom, probeFrom + 100)
   let resumedMs = NaN
   try {
     const t = performance.now()
-    await until('workers to store leads queued after the restart', async () => {
-      const [{ n }] = await h.sql<{ n: number }[]>`select count(*)::int as n from contacts where business_id = ${biz.id} and phone in ${h.sql(probePhones)}`
-      return n === probes.filter(is2xx).length
-    }, 30_000, 200)
+    await until(
+      'workers to store leads queued after the restart',
+      async () => {
+        const [{ n }] = await h.sql<{ n: number }[]>`select count(*)::int as n from contacts where business_id = ${biz.id} and phone in ${h.sql(probePhones)}`
+        return n === probes.filter(is2xx).length
+      },
+      30_000,
+      200,
+    )
     resumedMs = performance.now() - t
   } catch (e) {
     failures.push(`workers did not resume: ${(e as Error).message}`)
@@ -181,15 +226,40 @@ export async function scenarioRedisOutage(h: HarnessContext): Promise<ScenarioRe
   const badErrors = non2xx.filter((o) => o.error || !String(o.contentType).startsWith('application/problem+json'))
   if (badErrors.length) failures.push(`${badErrors.length} failures without a problem+json answer: ${summariseStatuses(badErrors)}`)
   checkAlive(h, pids, failures)
-  const fallbacks = h.cluster.allLogs().filter((l) => l.file.startsWith('api-')).reduce((n, l) => n + (l.text.match(/storing the batch directly/g)?.length ?? 0), 0)
+  const fallbacks = h.cluster
+    .allLogs()
+    .filter((l) => l.file.startsWith('api-'))
+    .reduce((n, l) => n + (l.text.match(/storing the batch directly/g)?.length ?? 0), 0)
   notes.push(`statuses: ${summariseStatuses(all)}; ${fallbacks} batches stored directly by the APIs while Redis was down`)
-  const readyz = await Promise.all(h.cluster.apis.map((a) => fetch(`${h.cluster.baseUrl(a)}/readyz`).then((r) => r.status, () => 0)))
-  notes.push(`/readyz after: ${readyz.join(', ')}; no process restarted: ${failures.some((x) => x.includes('restarted') || x.includes('exited')) ? 'no' : 'yes'}`)
+  const readyz = await Promise.all(
+    h.cluster.apis.map((a) =>
+      fetch(`${h.cluster.baseUrl(a)}/readyz`).then(
+        (r) => r.status,
+        () => 0,
+      ),
+    ),
+  )
+  notes.push(
+    `/readyz after: ${readyz.join(', ')}; no process restarted: ${failures.some((x) => x.includes('restarted') || x.includes('exited')) ? 'no' : 'yes'}`,
+  )
   void during
   return {
     name,
-    figures: { sent: all.length, accepted: all.filter(is2xx).length, persisted: f.persisted, duplicates: f.duplicates, lost: f.lost.length, 'not accepted': non2xx.length },
-    timings: { latency: latency(all), 'max latency': msText(Math.max(...all.map((o) => o.ms))), 'Redis down for': s(startedAt - stoppedAt), 'workers resumed (probe stored) after': s(resumedMs), 'queue drained after': s(drainMs) },
+    figures: {
+      sent: all.length,
+      accepted: all.filter(is2xx).length,
+      persisted: f.persisted,
+      duplicates: f.duplicates,
+      lost: f.lost.length,
+      'not accepted': non2xx.length,
+    },
+    timings: {
+      latency: latency(all),
+      'max latency': msText(Math.max(...all.map((o) => o.ms))),
+      'Redis down for': s(startedAt - stoppedAt),
+      'workers resumed (probe stored) after': s(resumedMs),
+      'queue drained after': s(drainMs),
+    },
     notes,
     failures,
   }
@@ -201,7 +271,11 @@ export async function scenarioPostgresOutage(h: HarnessContext): Promise<Scenari
   const failures: string[] = []
   const notes: string[] = []
   const pids = pidsOf(h)
-  const created = await request(h.targets, 0, 'POST', '/v1/properties', { key: biz.apiKey, body: propertyBody('c-seed'), headers: { 'idempotency-key': 'c-seed' } })
+  const created = await request(h.targets, 0, 'POST', '/v1/properties', {
+    key: biz.apiKey,
+    body: propertyBody('c-seed'),
+    headers: { 'idempotency-key': 'c-seed' },
+  })
   if (created.status !== 201) failures.push(`seed property: ${created.status} ${JSON.stringify(created.body)}`)
   else await request(h.targets, 0, 'POST', `/v1/properties/${created.body.id}/publish`, { key: biz.apiKey })
   const phones = phonesWithRepeats(100_000, 0, 2_000_000, 3)
@@ -234,15 +308,28 @@ export async function scenarioPostgresOutage(h: HarnessContext): Promise<Scenari
     startedAt = performance.now()
     h.progress('c: PostgreSQL started again')
     // Recovered: both APIs answer a database read and a write.
-    await until('both APIs to serve again', async () => {
-      const r = await Promise.all(h.cluster.apis.map(async (a, i) => {
-        const base = h.cluster.baseUrl(a)
-        const list = await fetch(`${base}/v1/properties?limit=1`, { headers: { 'x-api-key': biz.apiKey } }).then((x) => x.status, () => 0)
-        const me = await fetch(`${base}/v1/me`, { headers: { 'x-api-key': biz.apiKey } }).then((x) => x.status, () => 0)
-        return list === 200 && me === 200 && i >= 0
-      }))
-      return r.every(Boolean)
-    }, 30_000, 100).catch((e) => failures.push(String(e.message)))
+    await until(
+      'both APIs to serve again',
+      async () => {
+        const r = await Promise.all(
+          h.cluster.apis.map(async (a, i) => {
+            const base = h.cluster.baseUrl(a)
+            const list = await fetch(`${base}/v1/properties?limit=1`, { headers: { 'x-api-key': biz.apiKey } }).then(
+              (x) => x.status,
+              () => 0,
+            )
+            const me = await fetch(`${base}/v1/me`, { headers: { 'x-api-key': biz.apiKey } }).then(
+              (x) => x.status,
+              () => 0,
+            )
+            return list === 200 && me === 200 && i >= 0
+          }),
+        )
+        return r.every(Boolean)
+      },
+      30_000,
+      100,
+    ).catch((e) => failures.push(String(e.message)))
     recoveredAt = performance.now()
     h.progress(`c: both APIs serve again ${s(recoveredAt - startedAt)} after the start`)
   })()
@@ -258,7 +345,8 @@ export async function scenarioPostgresOutage(h: HarnessContext): Promise<Scenari
   // The service's own bound for one connection attempt is connect_timeout (5 s, db/client.ts):
   // an attempt caught by the stop itself can take that long; the rest answer in ~100 ms.
   const slow = outageAnswers.filter((o) => o.ms > OUTAGE_ANSWER_BOUND_MS)
-  if (slow.length) failures.push(`${slow.length} answers during the outage took over ${s(OUTAGE_ANSWER_BOUND_MS)} (max ${msText(Math.max(...slow.map((o) => o.ms)))})`)
+  if (slow.length)
+    failures.push(`${slow.length} answers during the outage took over ${s(OUTAGE_ANSWER_BOUND_MS)} (max ${msText(Math.max(...slow.map((o) => o.ms)))})`)
   const over1s = outageAnswers.filter((o) => o.ms > 1000).length
   notes.push(`${over1s} of ${outageAnswers.length} answers during the outage took over 1 s`)
   const failedAfter = afterRecovery.filter((o) => !is2xx(o))
@@ -296,7 +384,14 @@ export async function scenarioPostgresOutage(h: HarnessContext): Promise<Scenari
       'no answer': hung.length,
     },
     timings: {
-      'outage 503 latency': outage503.length ? `p50 ${msText(percentile(outage503.map((o) => o.ms), 50))}, max ${msText(Math.max(...outage503.map((o) => o.ms)))}` : '-',
+      'outage 503 latency': outage503.length
+        ? `p50 ${msText(
+            percentile(
+              outage503.map((o) => o.ms),
+              50,
+            ),
+          )}, max ${msText(Math.max(...outage503.map((o) => o.ms)))}`
+        : '-',
       'PostgreSQL down for': s(startedAt - stoppedAt),
       'recovered after start': s(recoveredAt - startedAt),
       latency: latency(outcomes),
@@ -364,7 +459,14 @@ export async function scenarioSigterm(h: HarnessContext): Promise<ScenarioResult
   await h.cluster.workerReady(worker)
   return {
     name,
-    figures: { sent: outcomes.length, accepted: outcomes.length - failed.length, persisted: rows.reduce((x, r) => x + r.n, 0) + leadRows, duplicates: dupCreates + dupLeads, lost: lostCreates + lostLeads, failed: failed.length },
+    figures: {
+      sent: outcomes.length,
+      accepted: outcomes.length - failed.length,
+      persisted: rows.reduce((x, r) => x + r.n, 0) + leadRows,
+      duplicates: dupCreates + dupLeads,
+      lost: lostCreates + lostLeads,
+      failed: failed.length,
+    },
     timings: { 'send time': s(sendMs), latency: latency(outcomes), 'queue drained after': s(drainMs) },
     notes,
     failures,
@@ -390,7 +492,12 @@ export async function scenarioIdempotency(h: HarnessContext): Promise<ScenarioRe
   for (const r of rows) byTitle.set(r.title, [...(byTitle.get(r.title) ?? []), r.id])
   let mismatched = 0
   for (let k = 0; k < keys; k++) {
-    const ids = new Set(outcomes.slice(k * twins, (k + 1) * twins).filter((o) => o.status === 201).map((o) => o.body.id))
+    const ids = new Set(
+      outcomes
+        .slice(k * twins, (k + 1) * twins)
+        .filter((o) => o.status === 201)
+        .map((o) => o.body.id),
+    )
     const stored = byTitle.get(`e-${k}`) ?? []
     if (ids.size > 1 || (ids.size === 1 && stored[0] !== [...ids][0])) mismatched++
   }
@@ -405,7 +512,16 @@ export async function scenarioIdempotency(h: HarnessContext): Promise<ScenarioRe
   const accepted = outcomes.filter((o) => o.status === 201)
   return {
     name,
-    figures: { sent: outcomes.length, accepted: accepted.length, persisted: rows.length, duplicates, lost, keys, replayed: accepted.filter((o) => o.replayed).length, '409 still in progress': conflicts.length },
+    figures: {
+      sent: outcomes.length,
+      accepted: accepted.length,
+      persisted: rows.length,
+      duplicates,
+      lost,
+      keys,
+      replayed: accepted.filter((o) => o.replayed).length,
+      '409 still in progress': conflicts.length,
+    },
     timings: { 'all sent and answered in': s(ms), latency: latency(outcomes) },
     notes: [`statuses: ${summariseStatuses(outcomes)} (${twins} twins per key, alternating between the APIs)`],
     failures,

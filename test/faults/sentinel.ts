@@ -43,7 +43,10 @@ class SentinelCluster extends Cluster {
     const redisDir = mkdtempSync(join(tmpdir(), 'plm-faults-sentinel-'))
     chmodSync(redisDir, 0o755)
     this.topology = await SentinelTopology.start(redisDir, { replicas: 2 })
-    progress(`Redis master :${this.topology.master.port}, replicas ${this.topology.replicas.map((r) => `:${r.port}`).join(' ')}, sentinels ${this.topology.sentinels.map((r) => `:${r.port}`).join(' ')} (${redisDir})`)
+    progress(
+      `Redis master :${this.topology.master.port}, replicas ${this.topology.replicas.map((r) => `:${r.port}`).join(' ')}, ` +
+        `sentinels ${this.topology.sentinels.map((r) => `:${r.port}`).join(' ')} (${redisDir})`,
+    )
     await super.start(progress)
   }
 
@@ -92,26 +95,48 @@ export async function scenarioSentinelFailover(progress: (line: string) => void,
       killedAt = Date.now()
       await topology.kill(topology.master)
       progress(`l: kill -9 redis master :${oldMaster}`)
-      await until('the sentinels to promote a replica', async () => {
-        const port = await topology.currentMasterPort()
-        return port !== undefined && port !== oldMaster
-      }, 30_000, 50)
+      await until(
+        'the sentinels to promote a replica',
+        async () => {
+          const port = await topology.currentMasterPort()
+          return port !== undefined && port !== oldMaster
+        },
+        30_000,
+        50,
+      )
       promotedAt = Date.now()
       progress(`l: promoted :${await topology.currentMasterPort()} after ${s(promotedAt - killedAt)}`)
-      await until('/readyz 200 on every API', async () => {
-        const statuses = await Promise.all(targets.map((t) => fetch(`${t.baseUrl}/readyz`).then((r) => r.status, () => 0)))
-        return statuses.every((x) => x === 200)
-      }, 60_000, 50)
+      await until(
+        '/readyz 200 on every API',
+        async () => {
+          const statuses = await Promise.all(
+            targets.map((t) =>
+              fetch(`${t.baseUrl}/readyz`).then(
+                (r) => r.status,
+                () => 0,
+              ),
+            ),
+          )
+          return statuses.every((x) => x === 200)
+        },
+        60_000,
+        50,
+      )
       readyAgainAt = Date.now()
       progress(`l: /readyz 200 on every API ${s(readyAgainAt - promotedAt)} after the promotion`)
     })()
     const outcomes = await driveFor(() => promotedAt > 0 && Date.now() - promotedAt > LOAD_AFTER_PROMOTION_MS, 400, 200, call)
     await control
 
-    await until('the lead-ingest queue to drain', async () => {
-      const c = await queues!.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')
-      return c.waiting + c.active + c.delayed + c.prioritized === 0
-    }, 60_000, 200)
+    await until(
+      'the lead-ingest queue to drain',
+      async () => {
+        const c = await queues!.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')
+        return c.waiting + c.active + c.delayed + c.prioritized === 0
+      },
+      60_000,
+      200,
+    )
 
     const accepted = new Set(outcomes.flatMap((o, i) => (o.status === 200 ? [phones[i]] : [])))
     const rows = await sql<{ phone: string; n: number }[]>`select phone, count(*)::int as n from contacts where business_id = ${business.id} group by phone`
@@ -125,15 +150,26 @@ export async function scenarioSentinelFailover(progress: (line: string) => void,
     const lateNotOk = notOk.filter(({ at }) => at > promotedAt + RECOVERY_BOUND_MS)
     // Batches the APIs stored in PostgreSQL because Redis did not take them or no replica
     // acknowledged them: the last one marks when the Redis path was whole again.
-    const fallbackTimes = cluster.allLogs().filter((l) => l.file.startsWith('api-')).flatMap((l) =>
-      l.text.split('\n').filter((line) => line.includes('storing the batch directly')).map((line) => Date.parse(JSON.parse(line).time)))
+    const fallbackTimes = cluster
+      .allLogs()
+      .filter((l) => l.file.startsWith('api-'))
+      .flatMap((l) =>
+        l.text
+          .split('\n')
+          .filter((line) => line.includes('storing the batch directly'))
+          .map((line) => Date.parse(JSON.parse(line).time)),
+      )
     const lastFallback = Math.max(0, ...fallbackTimes)
     const redisBackAfter = lastFallback > promotedAt ? lastFallback - promotedAt : 0
 
     if (lost.length) failures.push(`${lost.length} ingests answered 200 have no lead, e.g. ${lost.slice(0, 3).join(', ')}`)
     if (doubled) failures.push(`${doubled} phones have more than one lead`)
     if (unexpected) failures.push(`${unexpected} leads with phones never sent`)
-    if (lateNotOk.length) failures.push(`${lateNotOk.length} ingests sent more than ${s(RECOVERY_BOUND_MS)} after the promotion were not answered 200: ${summariseStatuses(lateNotOk.map((x) => x.o))}`)
+    if (lateNotOk.length)
+      failures.push(
+        `${lateNotOk.length} ingests sent more than ${s(RECOVERY_BOUND_MS)} after the ` +
+          `promotion were not answered 200: ${summariseStatuses(lateNotOk.map((x) => x.o))}`,
+      )
     const wrong = notOk.filter(({ o }) => !(o.status === 503 && String(o.contentType).startsWith('application/problem+json')))
     if (wrong.length) failures.push(`${wrong.length} failed ingests were not a problem+json 503: ${summariseStatuses(wrong.map((x) => x.o))}`)
     if (readyAgainAt - promotedAt > RECOVERY_BOUND_MS) failures.push(`/readyz was 200 on every API only ${s(readyAgainAt - promotedAt)} after the promotion`)
@@ -143,17 +179,35 @@ export async function scenarioSentinelFailover(progress: (line: string) => void,
       else if (p.pid !== pid) failures.push(`${p.name} was restarted`)
     }
     const secret = key.api_key.split('.')[1]
-    const leaks = cluster.allLogs().filter((l) => l.text.includes(secret)).map((l) => l.file)
+    const leaks = cluster
+      .allLogs()
+      .filter((l) => l.text.includes(secret))
+      .map((l) => l.file)
     if (leaks.length) failures.push(`the API key secret appears in ${leaks.join(', ')}`)
     notes.push(`statuses: ${summariseStatuses(outcomes)}; ${outcomes.filter((o) => o.retried).length} retried on the other API`)
-    notes.push(`${fallbackTimes.length} batches stored directly in PostgreSQL by the APIs (Redis unreachable, or no replica acknowledged within REDIS_WAIT_TIMEOUT_MS)`)
-    const logTail = (file: string) => readFileSync(join(topology.dir, file), 'utf8').split('\n').filter((l) => /\+(sdown|odown|switch-master|promoted-slave|slave-reconf-done)/.test(l)).map((l) => l.replace(/^\d+:X /, '')).slice(0, 6)
+    notes.push(
+      `${fallbackTimes.length} batches stored directly in PostgreSQL by the APIs (Redis unreachable, or no replica acknowledged within REDIS_WAIT_TIMEOUT_MS)`,
+    )
+    const logTail = (file: string) =>
+      readFileSync(join(topology.dir, file), 'utf8')
+        .split('\n')
+        .filter((l) => /\+(sdown|odown|switch-master|promoted-slave|slave-reconf-done)/.test(l))
+        .map((l) => l.replace(/^\d+:X /, ''))
+        .slice(0, 6)
     notes.push(`sentinel 1: ${logTail('redis-sentinel-1.log').join(' | ')}`)
     return {
       name,
-      figures: { sent: outcomes.length, accepted: accepted.size, persisted: rows.reduce((n, r) => n + r.n, 0), duplicates: doubled, lost: lost.length, '5xx': fiveXx.length, 'not 200': notOk.length },
+      figures: {
+        sent: outcomes.length,
+        accepted: accepted.size,
+        persisted: rows.reduce((n, r) => n + r.n, 0),
+        duplicates: doubled,
+        lost: lost.length,
+        '5xx': fiveXx.length,
+        'not 200': notOk.length,
+      },
       timings: {
-        'load': `${s(Date.now() - t0)} at up to 400 req/s over 2 APIs`,
+        load: `${s(Date.now() - t0)} at up to 400 req/s over 2 APIs`,
         'kill → promotion': s(promotedAt - killedAt),
         'promotion → /readyz 200 (all APIs)': s(readyAgainAt - promotedAt),
         'promotion → last direct store (Redis path whole)': s(redisBackAfter),

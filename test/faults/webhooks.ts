@@ -14,7 +14,8 @@ import type { HarnessContext } from './scenarios'
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`
 const is2xx = (status: number) => status >= 200 && status < 300
 /** Events of a business recorded but not yet relayed (docs/events.md "The outbox"). */
-const outboxRows = async (h: HarnessContext, businessId: number) => (await h.sql<{ n: number }[]>`select count(*)::int as n from event_outbox where business_id = ${businessId}`)[0].n
+const outboxRows = async (h: HarnessContext, businessId: number) =>
+  (await h.sql<{ n: number }[]>`select count(*)::int as n from event_outbox where business_id = ${businessId}`)[0].n
 
 /** A receiver on loopback: every request's webhook-id, whether its signature verified, and when it came. */
 function receiver(secretOf: () => string | undefined, delayMs = 0) {
@@ -49,7 +50,7 @@ async function createEndpoint(h: HarnessContext, apiKey: string, url: string, ev
 }
 
 export async function scenarioWebhookWorkerKill(h: HarnessContext): Promise<ScenarioResult> {
-  const name = 'f. 2,000 lead.created deliveries; a webhook-delivery worker kill -9\'ed mid-delivery and restarted'
+  const name = "f. 2,000 lead.created deliveries; a webhook-delivery worker kill -9'ed mid-delivery and restarted"
   const failures: string[] = []
   const notes: string[] = []
   const biz = await h.newBusiness('f')
@@ -61,15 +62,22 @@ export async function scenarioWebhookWorkerKill(h: HarnessContext): Promise<Scen
   let killedAt = 0
   let restartedAt = 0
   const started = performance.now()
-  const outcomes = await drive(n, 32, (i) => request(h.targets, i, 'POST', '/v1/leads', { key: biz.apiKey, body: { name: `Webhook f ${i}`, email: `f${i}@faults.example` } }))
+  const outcomes = await drive(n, 32, (i) =>
+    request(h.targets, i, 'POST', '/v1/leads', { key: biz.apiKey, body: { name: `Webhook f ${i}`, email: `f${i}@faults.example` } }),
+  )
   // Kill, once a fifth has been delivered, the worker process running the endpoint's runner.
   await until('a fifth of the deliveries', async () => rx.got.length >= n / 5, 60_000, 20)
-  const running = await until('the endpoint\'s runner to be active', async () => {
-    const active = await h.queues.get('webhook-delivery').getActive()
-    const job = active.find((j) => j.data?.endpointId === endpoint.id && j.processedBy)
-    const pid = job && Number(job.processedBy!.split(':').pop())
-    return h.cluster.workers.find((w) => w.pid === pid)
-  }, 30_000, 5)
+  const running = await until(
+    "the endpoint's runner to be active",
+    async () => {
+      const active = await h.queues.get('webhook-delivery').getActive()
+      const job = active.find((j) => j.data?.endpointId === endpoint.id && j.processedBy)
+      const pid = job && Number(job.processedBy!.split(':').pop())
+      return h.cluster.workers.find((w) => w.pid === pid)
+    },
+    30_000,
+    5,
+  )
   const victim = running
   killedAt = performance.now()
   victim.signal('SIGKILL')
@@ -81,14 +89,21 @@ export async function scenarioWebhookWorkerKill(h: HarnessContext): Promise<Scen
   await h.cluster.workerReady(victim)
   h.progress(`f: restarted ${victim.name} (pid ${victim.pid})`)
   await until('the relay to take every event from the outbox', async () => (await outboxRows(h, biz.id)) === 0, 60_000, 200)
-  const events = await h.sql<{ id: string; object_id: number }[]>`select id, (data->'object'->>'id')::int as object_id from events where business_id = ${biz.id} and type = 'lead.created'`
+  const events = await h.sql<
+    { id: string; object_id: number }[]
+  >`select id, (data->'object'->>'id')::int as object_id from events where business_id = ${biz.id} and type = 'lead.created'`
   const eventIds = new Set(events.map((e) => e.id))
   let deliveredMs = NaN
   try {
-    await until('every event delivered', async () => {
-      const seen = new Set(rx.got.map((g) => g.id))
-      return [...eventIds].every((id) => seen.has(id))
-    }, 120_000, 200)
+    await until(
+      'every event delivered',
+      async () => {
+        const seen = new Set(rx.got.map((g) => g.id))
+        return [...eventIds].every((id) => seen.has(id))
+      },
+      120_000,
+      200,
+    )
     deliveredMs = performance.now() - started
   } catch (e) {
     failures.push((e as Error).message)
@@ -107,7 +122,10 @@ export async function scenarioWebhookWorkerKill(h: HarnessContext): Promise<Scen
   if (mismatched) failures.push(`${mismatched} requests whose webhook-id is not their event's id`)
   if (unverified) failures.push(`${unverified} requests whose signature the standardwebhooks package refused`)
   const retried = (await h.sql<{ n: number }[]>`select count(*)::int as n from webhook_deliveries where endpoint_id = ${endpoint.id} and attempts > 1`)[0].n
-  notes.push(`${duplicates} deliveries received twice (at-least-once: a killed runner's claimed deliveries are sent again once their lease ends); every request's webhook-id is its event's id and verified with the standardwebhooks package`)
+  notes.push(
+    `${duplicates} deliveries received twice (at-least-once: a killed runner's claimed deliveries are sent again once ` +
+      `their lease ends); every request's webhook-id is its event's id and verified with the standardwebhooks package`,
+  )
   notes.push(`${retried} deliveries made more than one attempt`)
   rx.stop()
   return {
@@ -142,7 +160,17 @@ export async function scenarioEventsPostgresRestart(h: HarnessContext): Promise<
     // Keep the burst going across the outage, at a slower pace while the database is down.
     if (stoppedAt && !startedAt) await pace(50)
     return i % 3 === 2
-      ? request(h.targets, i, 'POST', '/v1/properties', { key: biz.apiKey, body: { operations: ['venta'], type: 'apartamento', title: `g-${i}`, pricing: { sale: 100000 + i }, location: { city: 'Valencia' }, area: { total: 80 } } })
+      ? request(h.targets, i, 'POST', '/v1/properties', {
+          key: biz.apiKey,
+          body: {
+            operations: ['venta'],
+            type: 'apartamento',
+            title: `g-${i}`,
+            pricing: { sale: 100000 + i },
+            location: { city: 'Valencia' },
+            area: { total: 80 },
+          },
+        })
       : request(h.targets, i, 'POST', '/v1/leads', { key: biz.apiKey, body: { name: `Webhook g ${i}`, email: `g${i}@faults.example` } })
   })
   await control
@@ -152,7 +180,9 @@ export async function scenarioEventsPostgresRestart(h: HarnessContext): Promise<
   await until('the relay to take every event from the outbox', async () => (await outboxRows(h, biz.id)) === 0, 60_000, 200)
   const leads = await h.sql<{ id: number }[]>`select id from contacts where business_id = ${biz.id}`
   const props = await h.sql<{ id: number }[]>`select id from properties where business_id = ${biz.id}`
-  const events = await h.sql<{ type: string; object_id: number; sequence: string }[]>`select type, (data->'object'->>'id')::int as object_id, sequence from events where business_id = ${biz.id} order by sequence`
+  const events = await h.sql<
+    { type: string; object_id: number; sequence: string }[]
+  >`select type, (data->'object'->>'id')::int as object_id, sequence from events where business_id = ${biz.id} order by sequence`
   const leadEvents = new Set(events.filter((e) => e.type === 'lead.created').map((e) => e.object_id))
   const propEvents = new Set(events.filter((e) => e.type === 'property.created').map((e) => e.object_id))
   const leadIds = new Set(leads.map((r) => r.id))
@@ -172,7 +202,14 @@ export async function scenarioEventsPostgresRestart(h: HarnessContext): Promise<
   notes.push(`statuses: ${summariseStatuses(outcomes)}; a 503 during the outage may still have committed (then its event exists too)`)
   return {
     name,
-    figures: { sent: n, accepted: acceptedLeads.length + acceptedProps.length, persisted: leads.length + props.length, events: events.length, duplicates: 0, lost: lostAnswered + changesWithoutEvent },
+    figures: {
+      sent: n,
+      accepted: acceptedLeads.length + acceptedProps.length,
+      persisted: leads.length + props.length,
+      events: events.length,
+      duplicates: 0,
+      lost: lostAnswered + changesWithoutEvent,
+    },
     timings: { 'PostgreSQL down for': s(startedAt - stoppedAt) },
     notes,
     failures,
@@ -180,7 +217,9 @@ export async function scenarioEventsPostgresRestart(h: HarnessContext): Promise<
 }
 
 export async function scenarioReceiverDown(h: HarnessContext, disableAfterMs: number): Promise<ScenarioResult> {
-  const name = `h. one business's receiver down for the whole run: attempts accumulate, disabled at the bound (${s(disableAfterMs)}); another business keeps receiving`
+  const name =
+    `h. one business's receiver down for the whole run: attempts accumulate, ` +
+    `disabled at the bound (${s(disableAfterMs)}); another business keeps receiving`
   const failures: string[] = []
   const notes: string[] = []
   const [down, up] = [await h.newBusiness('h-down'), await h.newBusiness('h-up')]
@@ -210,15 +249,26 @@ export async function scenarioReceiverDown(h: HarnessContext, disableAfterMs: nu
     }
     await pace(200)
   }
-  const [endpoint] = await h.sql<{ status: string; disabled_reason: string | null }[]>`select status, disabled_reason from webhook_endpoints where id = ${downEndpoint.id}`
-  const [attempts] = await h.sql<{ n: number; first: Date; last: Date }[]>`select count(*)::int as n, min(attempted_at) as first, max(attempted_at) as last from webhook_attempts where endpoint_id = ${downEndpoint.id}`
+  const [endpoint] = await h.sql<
+    { status: string; disabled_reason: string | null }[]
+  >`select status, disabled_reason from webhook_endpoints where id = ${downEndpoint.id}`
+  const [attempts] = await h.sql<
+    { n: number; first: Date; last: Date }[]
+  >`select count(*)::int as n, min(attempted_at) as first, max(attempted_at) as last from webhook_attempts where endpoint_id = ${downEndpoint.id}`
   const [pending] = await h.sql<{ n: number }[]>`select count(*)::int as n from webhook_deliveries where endpoint_id = ${downEndpoint.id} and state = 'pending'`
-  await until('the relay to take every event from the outbox', async () => (await outboxRows(h, up.id)) === 0, 60_000, 200).catch((e) => failures.push((e as Error).message))
+  await until('the relay to take every event from the outbox', async () => (await outboxRows(h, up.id)) === 0, 60_000, 200).catch((e) =>
+    failures.push((e as Error).message),
+  )
   const upEvents = await h.sql<{ id: string }[]>`select id from events where business_id = ${up.id} and type = 'lead.created'`
-  await until('the other business\'s deliveries', async () => {
-    const seen = new Set(rx.got.map((g) => g.id))
-    return upEvents.every((e) => seen.has(e.id))
-  }, 30_000, 200).catch((e) => failures.push((e as Error).message))
+  await until(
+    "the other business's deliveries",
+    async () => {
+      const seen = new Set(rx.got.map((g) => g.id))
+      return upEvents.every((e) => seen.has(e.id))
+    },
+    30_000,
+    200,
+  ).catch((e) => failures.push((e as Error).message))
   const seen = new Set(rx.got.map((g) => g.id))
   const upLost = upEvents.filter((e) => !seen.has(e.id)).length
   const failingFor = attempts.n ? new Date(attempts.last).getTime() - new Date(attempts.first).getTime() : 0
@@ -233,10 +283,17 @@ export async function scenarioReceiverDown(h: HarnessContext, disableAfterMs: nu
   rx.stop()
   return {
     name,
-    figures: { sent: sent.down + sent.up, accepted: sent.down + sent.up, persisted: sent.down + sent.up, 'attempts to the down endpoint': attempts.n, 'other business delivered': seen.size, duplicates: 0, lost: upLost },
+    figures: {
+      sent: sent.down + sent.up,
+      accepted: sent.down + sent.up,
+      persisted: sent.down + sent.up,
+      'attempts to the down endpoint': attempts.n,
+      'other business delivered': seen.size,
+      duplicates: 0,
+      lost: upLost,
+    },
     timings: { 'failing before disabled': s(failingFor), 'disabled after the run began': disabledAt ? s(disabledAt - t0) : '-' },
     notes,
     failures,
   }
 }
-

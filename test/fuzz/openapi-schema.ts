@@ -42,10 +42,21 @@ export function operationsOf(doc: Json): Operation[] {
       const json = op.requestBody?.content?.['application/json']
       // Bodies and answers are `$ref`s to named components (whose examples live there).
       const bodySchema = json?.schema ? (resolve(doc, json.schema) as Json) : undefined
-      const responses = Object.fromEntries(Object.entries<Json>(op.responses ?? {}).map(([status, r]) => [status, {
-        ...r,
-        ...(r.content ? { content: Object.fromEntries(Object.entries<Json>(r.content).map(([type, media]) => [type, media.schema ? { ...media, schema: resolve(doc, media.schema) } : media])) } : {}),
-      }]))
+      const responses = Object.fromEntries(
+        Object.entries<Json>(op.responses ?? {}).map(([status, r]) => [
+          status,
+          {
+            ...r,
+            ...(r.content
+              ? {
+                  content: Object.fromEntries(
+                    Object.entries<Json>(r.content).map(([type, media]) => [type, media.schema ? { ...media, schema: resolve(doc, media.schema) } : media]),
+                  ),
+                }
+              : {}),
+          },
+        ]),
+      )
       out.push({
         method: method.toUpperCase(),
         path,
@@ -53,8 +64,19 @@ export function operationsOf(doc: Json): Operation[] {
         scope: op['x-required-scope'] ?? null,
         // Header names are case-insensitive (RFC 9110): the document spells them `Idempotency-Key`,
         // the harness keys them in lower case as fetch's Headers does.
-        params: (op.parameters ?? []).map((p: Json) => ({ name: p.in === 'header' ? p.name.toLowerCase() : p.name, in: p.in, required: !!p.required, schema: p.schema ?? {} })),
-        body: json ? { schema: bodySchema ?? {}, required: !!op.requestBody.required, examples: bodySchema?.examples ?? (json.example !== undefined ? [json.example] : []) } : undefined,
+        params: (op.parameters ?? []).map((p: Json) => ({
+          name: p.in === 'header' ? p.name.toLowerCase() : p.name,
+          in: p.in,
+          required: !!p.required,
+          schema: p.schema ?? {},
+        })),
+        body: json
+          ? {
+              schema: bodySchema ?? {},
+              required: !!op.requestBody.required,
+              examples: bodySchema?.examples ?? (json.example !== undefined ? [json.example] : []),
+            }
+          : undefined,
         responses,
       })
     }
@@ -78,7 +100,10 @@ export function resolve(doc: Json, schema: Schema): Schema {
     if (depth > 20) throw new Error(`$ref loop at ${s.$ref}`)
     const ref: string = s.$ref
     if (!ref.startsWith('#/')) throw new Error(`external $ref ${ref}`)
-    const target = ref.slice(2).split('/').reduce((node: Json, key) => node?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc)
+    const target = ref
+      .slice(2)
+      .split('/')
+      .reduce((node: Json, key) => node?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc)
     if (target === undefined) throw new Error(`unresolved $ref ${ref}`)
     const { $ref, ...rest } = s
     void $ref
@@ -90,11 +115,51 @@ export function resolve(doc: Json, schema: Schema): Schema {
 // ---------------------------------------------------------------------------------------------
 // Validation
 
-const ANNOTATIONS = new Set(['title', 'description', 'examples', 'example', 'default', 'deprecated', 'readOnly', 'writeOnly', '$id', '$schema', '$comment', 'x-required-scope', 'contentMediaType', 'contentEncoding'])
+const ANNOTATIONS = new Set([
+  'title',
+  'description',
+  'examples',
+  'example',
+  'default',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  '$id',
+  '$schema',
+  '$comment',
+  'x-required-scope',
+  'contentMediaType',
+  'contentEncoding',
+])
 const HANDLED = new Set([
-  'type', 'enum', 'const', 'anyOf', 'oneOf', 'allOf', 'not', 'properties', 'required', 'additionalProperties', 'patternProperties',
-  'minProperties', 'maxProperties', 'items', 'prefixItems', 'minItems', 'maxItems', 'uniqueItems', 'minLength', 'maxLength', 'pattern',
-  'format', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', '$ref',
+  'type',
+  'enum',
+  'const',
+  'anyOf',
+  'oneOf',
+  'allOf',
+  'not',
+  'properties',
+  'required',
+  'additionalProperties',
+  'patternProperties',
+  'minProperties',
+  'maxProperties',
+  'items',
+  'prefixItems',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'format',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  '$ref',
 ])
 
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:?\d{2})$/
@@ -119,7 +184,12 @@ function deepEqual(a: unknown, b: unknown): boolean {
 }
 function canonical(v: any): any {
   if (Array.isArray(v)) return v.map(canonical)
-  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical(v[k])]))
+  if (v && typeof v === 'object')
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, canonical(v[k])]),
+    )
   return v
 }
 
@@ -134,7 +204,8 @@ export function validate(doc: Json, schema: Schema, value: unknown, at = '$'): s
   if (schema === true) return []
   if (schema === false) return [`${at}: no value allowed`]
   const s = resolve(doc, schema) as Record<string, any>
-  for (const k of Object.keys(s)) if (!HANDLED.has(k) && !ANNOTATIONS.has(k) && !k.startsWith('x-')) throw new Error(`validator: unsupported keyword "${k}" at ${at}`)
+  for (const k of Object.keys(s))
+    if (!HANDLED.has(k) && !ANNOTATIONS.has(k) && !k.startsWith('x-')) throw new Error(`validator: unsupported keyword "${k}" at ${at}`)
   const errors: string[] = []
   const t = typeOf(value)
   if (s.type !== undefined) {
@@ -144,7 +215,8 @@ export function validate(doc: Json, schema: Schema, value: unknown, at = '$'): s
   if (s.const !== undefined && !deepEqual(s.const, value)) errors.push(`${at}: expected ${JSON.stringify(s.const)}`)
   if (s.enum && !s.enum.some((e: unknown) => deepEqual(e, value))) errors.push(`${at}: ${JSON.stringify(value)} not in enum`)
   if (s.anyOf && !s.anyOf.some((b: Schema) => validate(doc, b, value, at).length === 0)) errors.push(`${at}: matches no anyOf branch`)
-  if (s.oneOf && s.oneOf.filter((b: Schema) => validate(doc, b, value, at).length === 0).length !== 1) errors.push(`${at}: does not match exactly one oneOf branch`)
+  if (s.oneOf && s.oneOf.filter((b: Schema) => validate(doc, b, value, at).length === 0).length !== 1)
+    errors.push(`${at}: does not match exactly one oneOf branch`)
   if (s.allOf) for (const b of s.allOf) errors.push(...validate(doc, b, value, at))
   if (s.not && validate(doc, s.not, value, at).length === 0) errors.push(`${at}: matches "not"`)
   if (t === 'string') {
@@ -239,17 +311,31 @@ function arbitraryOfType(doc: Json, s: Record<string, any>, type: string, option
     case 'number': {
       const min = s.minimum ?? s.exclusiveMinimum ?? -1e9
       const max = s.maximum ?? s.exclusiveMaximum ?? 1e9
-      const inner = fc.double({ min, max, noNaN: true, noDefaultInfinity: true }).filter((n) => (s.exclusiveMinimum === undefined || n > s.exclusiveMinimum) && (s.exclusiveMaximum === undefined || n < s.exclusiveMaximum))
-      const edges = [min, max].filter((n) => (s.exclusiveMinimum === undefined || n > s.exclusiveMinimum) && (s.exclusiveMaximum === undefined || n < s.exclusiveMaximum))
-      return edges.length ? fc.oneof(fc.constantFrom(...edges), fc.integer({ min: Math.ceil(min), max: Math.floor(Math.min(max, 1e9)) }).filter((n) => n <= max), inner) : inner
+      const inner = fc
+        .double({ min, max, noNaN: true, noDefaultInfinity: true })
+        .filter((n) => (s.exclusiveMinimum === undefined || n > s.exclusiveMinimum) && (s.exclusiveMaximum === undefined || n < s.exclusiveMaximum))
+      const edges = [min, max].filter(
+        (n) => (s.exclusiveMinimum === undefined || n > s.exclusiveMinimum) && (s.exclusiveMaximum === undefined || n < s.exclusiveMaximum),
+      )
+      return edges.length
+        ? fc.oneof(
+            fc.constantFrom(...edges),
+            fc.integer({ min: Math.ceil(min), max: Math.floor(Math.min(max, 1e9)) }).filter((n) => n <= max),
+            inner,
+          )
+        : inner
     }
     case 'string': {
       const minLength = s.minLength ?? 0
       const maxLength = Math.max(minLength, Math.min(s.maxLength ?? maxString, maxString))
-      if (s.format === 'date-time') return fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2099-12-31T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString())
+      if (s.format === 'date-time')
+        return fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2099-12-31T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString())
       if (s.format === 'email') return fc.emailAddress()
       if (s.format === 'uri' || s.format === 'url') return fc.webUrl()
-      if (s.pattern !== undefined) return fc.stringMatching(new RegExp(s.pattern, 'u')).filter((v) => codePoints(v) >= minLength && (s.maxLength === undefined || codePoints(v) <= s.maxLength))
+      if (s.pattern !== undefined)
+        return fc
+          .stringMatching(new RegExp(s.pattern, 'u'))
+          .filter((v) => codePoints(v) >= minLength && (s.maxLength === undefined || codePoints(v) <= s.maxLength))
       return fc.oneof(
         { arbitrary: fc.string({ minLength, maxLength, unit: 'grapheme-ascii' }), weight: 3 },
         { arbitrary: fc.string({ minLength, maxLength, unit: 'binary' }), weight: 1 },

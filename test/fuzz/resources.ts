@@ -17,7 +17,13 @@ import { relayAll } from '../helpers/relay'
 export class Resources {
   private made = new Map<string, Promise<number | string>>()
 
-  constructor(private ctx: TestContext, private doc: Json, private ops: Operation[], readonly apiKey: string, private seed = 1) {}
+  constructor(
+    private ctx: TestContext,
+    private doc: Json,
+    private ops: Operation[],
+    readonly apiKey: string,
+    private seed = 1,
+  ) {}
 
   /** Values for every path parameter of `path`, creating what is missing (parents first). */
   async paramsFor(path: string): Promise<Record<string, number | string>> {
@@ -66,7 +72,10 @@ export class Resources {
    * lead made through the API gives one, sequenced by the relay and read back from GET /events.
    */
   private async makeEvent(): Promise<string> {
-    const lead = await call(this.ctx.app, 'POST', '/v1/leads', { key: this.apiKey, body: { name: 'Evento Fuzz', phone: `+3461${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}` } })
+    const lead = await call(this.ctx.app, 'POST', '/v1/leads', {
+      key: this.apiKey,
+      body: { name: 'Evento Fuzz', phone: `+3461${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}` },
+    })
     if (lead.status !== 201) throw new Error(`making an event: POST /v1/leads answered ${lead.status}: ${lead.text}`)
     await relayAll(this.ctx.deps)
     const events = await call(this.ctx.app, 'GET', '/v1/events?types=lead.created&limit=1000', { key: this.apiKey })

@@ -71,7 +71,14 @@ export async function seedBusiness(ctx: TestContext, options: { name?: string; s
   ctx.businessIds.push(business.id)
   const key = async (scopes: Scope[] = [...SCOPES], opts: { expiresAt?: Date | null; name?: string } = {}) => {
     const k = generateApiKey()
-    await insertKey(ctx.deps.database.db, { businessId: business.id, keyId: k.keyId, secretHash: k.secretHash, name: opts.name ?? 'test', scopes, expiresAt: opts.expiresAt ?? null })
+    await insertKey(ctx.deps.database.db, {
+      businessId: business.id,
+      keyId: k.keyId,
+      secretHash: k.secretHash,
+      name: opts.name ?? 'test',
+      scopes,
+      expiresAt: opts.expiresAt ?? null,
+    })
     return { apiKey: k.apiKey, keyId: k.keyId }
   }
   const first = await key(options.scopes)

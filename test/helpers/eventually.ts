@@ -4,7 +4,10 @@
  */
 
 /** Polls until `check` returns a truthy value (asynchronous effects are awaited, never slept on). */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false>, options: { timeoutMs?: number; intervalMs?: number; what?: string; readonly detail?: string } = {}): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | null | false>,
+  options: { timeoutMs?: number; intervalMs?: number; what?: string; readonly detail?: string } = {},
+): Promise<T> {
   const deadline = Date.now() + (options.timeoutMs ?? 10_000)
   let last: unknown
   for (;;) {
@@ -14,7 +17,10 @@ export async function eventually<T>(check: () => Promise<T | undefined | null | 
     } catch (error) {
       last = error
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${options.what ?? 'condition'}${last ? `: ${String(last)}` : ''}${options.detail ? ` (last seen: ${options.detail})` : ''}`)
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${options.what ?? 'condition'}${last ? `: ${String(last)}` : ''}${options.detail ? ` (last seen: ${options.detail})` : ''}`,
+      )
     await Bun.sleep(options.intervalMs ?? 25)
   }
 }

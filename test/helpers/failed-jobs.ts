@@ -12,9 +12,13 @@ export async function makeFailedJobs(ctx: TestContext, queue: QueueName, n: numb
   const q = ctx.deps.queues.get(queue)
   const jobs = await q.addBulk(Array.from({ length: n }, (_, i) => ({ name: 'test.fail', data: { i }, opts: { attempts: 3, removeOnFail: false } })))
   const connection = redisConnection(ctx.config.redisUrl, 'worker')
-  const worker = new Worker(queue, async () => {
-    throw new UnrecoverableError('downstream refused the job')
-  }, { connection, prefix: ctx.config.queuePrefix, metrics: { maxDataPoints: 10 } })
+  const worker = new Worker(
+    queue,
+    async () => {
+      throw new UnrecoverableError('downstream refused the job')
+    },
+    { connection, prefix: ctx.config.queuePrefix, metrics: { maxDataPoints: 10 } },
+  )
   try {
     await eventually(async () => (await q.getFailedCount()) >= n, { what: `${n} failed jobs in ${queue}` })
   } finally {

@@ -21,12 +21,22 @@ export async function publishableKey(ctx: TestContext, businessId: number, optio
 let phone = 600_000_000 + Math.floor(Math.random() * 90_000_000)
 export const nextPhone = () => `+34${++phone}`
 
-export const ingestBody = (p = nextPhone()) => ({ id: 'sub_1', createdAt: '2026-11-01T10:00:00Z', source: 'landing', sourcePage: `${LANDING}/alquiler`, contact: { name: 'Ana Martín', phone: p }, search: { budget: '800-1000', habs: '2' } })
+export const ingestBody = (p = nextPhone()) => ({
+  id: 'sub_1',
+  createdAt: '2026-11-01T10:00:00Z',
+  source: 'landing',
+  sourcePage: `${LANDING}/alquiler`,
+  contact: { name: 'Ana Martín', phone: p },
+  search: { budget: '800-1000', habs: '2' },
+})
 
 export const inquiryBody = (email = `ana.${phone++}@example.com`) => ({ contact: { name: 'Ana Martín', email }, message: '¿Sigue disponible?' })
 
 /** application/x-www-form-urlencoded headers with an Origin, as a browser sends a form. */
-export const formHeaders = (origin: string | null = LANDING): Record<string, string> => ({ 'content-type': 'application/x-www-form-urlencoded', ...(origin ? { origin } : {}) })
+export const formHeaders = (origin: string | null = LANDING): Record<string, string> => ({
+  'content-type': 'application/x-www-form-urlencoded',
+  ...(origin ? { origin } : {}),
+})
 
 export const form = (fields: Record<string, string | string[]>) => {
   const params = new URLSearchParams()

@@ -31,7 +31,11 @@ export function imageFlowSuite(driver: 'local' | 's3', setup: () => Promise<{ en
     server = await setup()
     ctx = await createTestContext({ DATA_DIR: dataDir, PUBLIC_URL: 'http://127.0.0.1:3999', IMAGE_THREADS: '1', ...server.env })
     expect(ctx.config.storageDriver).toBe(driver)
-    workers = await startWorkers(ctx.config, createLogger('debug', {}, (line) => workerLogs.push(line)), ['upload-complete', 'image-watermark', 'catalogue-reindex'])
+    workers = await startWorkers(
+      ctx.config,
+      createLogger('debug', {}, (line) => workerLogs.push(line)),
+      ['upload-complete', 'image-watermark', 'catalogue-reindex'],
+    )
     biz = await seedBusiness(ctx)
     other = await seedBusiness(ctx)
   })
@@ -42,10 +46,11 @@ export function imageFlowSuite(driver: 'local' | 's3', setup: () => Promise<{ en
     await rm(dataDir, { recursive: true, force: true })
   })
 
-  const get = (path: string, key = biz.apiKey) => call(ctx.app, 'GET', path, { key }).then((r) => {
-    texts.push(r.text)
-    return r
-  })
+  const get = (path: string, key = biz.apiKey) =>
+    call(ctx.app, 'GET', path, { key }).then((r) => {
+      texts.push(r.text)
+      return r
+    })
 
   describe(`image flow (${driver} storage)`, () => {
     let propertyId: number
@@ -89,7 +94,9 @@ export function imageFlowSuite(driver: 'local' | 's3', setup: () => Promise<{ en
       }
 
       // Refused originals are deleted at once.
-      const originals = await ctx.deps.database.db.execute<{ original_key: string; state: string }>(sql`select original_key, state from upload_files where session_id = ${firstUpload.uploadId} order by position`)
+      const originals = await ctx.deps.database.db.execute<{ original_key: string; state: string }>(
+        sql`select original_key, state from upload_files where session_id = ${firstUpload.uploadId} order by position`,
+      )
       for (const o of originals) {
         const exists = (await ctx.deps.storage.head('private', o.original_key)) !== null
         expect(exists).toBe(o.state === 'ready')
@@ -100,9 +107,17 @@ export function imageFlowSuite(driver: 'local' | 's3', setup: () => Promise<{ en
       const prop = await get(`/v1/properties/${propertyId}`)
       const images = prop.body.data.images
       expect(images.map((i: any) => i.id)).toEqual([files[0].image_id, files[1].image_id, files[6].image_id])
-      expect(images.map((i: any) => [i.order, i.is_primary, i.title])).toEqual([[1, true, ''], [2, false, ''], [3, false, '']])
+      expect(images.map((i: any) => [i.order, i.is_primary, i.title])).toEqual([
+        [1, true, ''],
+        [2, false, ''],
+        [3, false, ''],
+      ])
 
-      const expected = [[480, 640], [1920, 1280], [200, 100]]
+      const expected = [
+        [480, 640],
+        [1920, 1280],
+        [200, 100],
+      ]
       for (let i = 0; i < images.length; i++) {
         expect(images[i].url.startsWith(`${ctx.config.cdnUrl}/images/`)).toBe(true)
         expect(images[i].url).toMatch(/\/images\/[0-9a-f]{32}\.jpg$/)
@@ -119,8 +134,13 @@ export function imageFlowSuite(driver: 'local' | 's3', setup: () => Promise<{ en
         expect(meta.orientation ?? 1).toBe(1)
       }
       // Auto-oriented: the red corner drawn top-left of the stored (unrotated) photo is now top-right.
-      const first = await sharp(new Uint8Array(await (await fetchPublic(ctx, images[0].url)).arrayBuffer())).raw().toBuffer({ resolveWithObject: true })
-      const px = (x: number, y: number) => { const o = (y * first.info.width + x) * first.info.channels; return [first.data[o], first.data[o + 1], first.data[o + 2]] }
+      const first = await sharp(new Uint8Array(await (await fetchPublic(ctx, images[0].url)).arrayBuffer()))
+        .raw()
+        .toBuffer({ resolveWithObject: true })
+      const px = (x: number, y: number) => {
+        const o = (y * first.info.width + x) * first.info.channels
+        return [first.data[o], first.data[o + 1], first.data[o + 2]]
+      }
       expect(px(first.info.width - 10, 10)[0]).toBeGreaterThan(200)
       expect(px(10, 10)[0]).toBeLessThan(150)
     }, 60_000)
@@ -130,10 +150,13 @@ export function imageFlowSuite(driver: 'local' | 's3', setup: () => Promise<{ en
       const done = await waitForUpload(ctx, biz.apiKey, propertyId, next.uploadId)
       expect(done.body.data.state).toBe('completed')
       const imageId = done.body.data.files[0].image_id
-      const images = await eventually(async () => {
-        const res = await get(`/v1/properties/${propertyId}`)
-        return res.body.data.images.length === 4 ? res.body.data.images : null
-      }, { what: 'the reindex of the fourth image' })
+      const images = await eventually(
+        async () => {
+          const res = await get(`/v1/properties/${propertyId}`)
+          return res.body.data.images.length === 4 ? res.body.data.images : null
+        },
+        { what: 'the reindex of the fourth image' },
+      )
       expect(images[3]).toMatchObject({ id: imageId, order: 4, is_primary: false })
       expect(images.filter((i: any) => i.is_primary)).toHaveLength(1)
     }, 30_000)
@@ -142,11 +165,17 @@ export function imageFlowSuite(driver: 'local' | 's3', setup: () => Promise<{ en
       const draft = await createProperty(ctx, biz.apiKey)
       const bad = await uploadFiles(ctx, biz.apiKey, draft, [{ filename: 'x.jpg', content_type: 'image/jpeg', body: new Uint8Array([1, 2, 3]) }])
       expect((await waitForUpload(ctx, biz.apiKey, draft, bad.uploadId)).body.data.state).toBe('failed')
-      const good = await uploadFiles(ctx, biz.apiKey, draft, [{ filename: 'a.webp', content_type: 'image/webp', body: await smallWebp() }, { filename: 'b.webp', content_type: 'image/webp', body: await smallWebp() }])
+      const good = await uploadFiles(ctx, biz.apiKey, draft, [
+        { filename: 'a.webp', content_type: 'image/webp', body: await smallWebp() },
+        { filename: 'b.webp', content_type: 'image/webp', body: await smallWebp() },
+      ])
       expect((await waitForUpload(ctx, biz.apiKey, draft, good.uploadId)).body.data.state).toBe('completed')
       expect((await call(ctx.app, 'POST', `/v1/properties/${draft}/publish`, { key: biz.apiKey })).status).toBe(200)
       const images = (await get(`/v1/properties/${draft}`)).body.data.images
-      expect(images.map((i: any) => [i.order, i.is_primary])).toEqual([[1, true], [2, false]])
+      expect(images.map((i: any) => [i.order, i.is_primary])).toEqual([
+        [1, true],
+        [2, false],
+      ])
     }, 30_000)
 
     test('tenancy: another business gets 404 for the property and the upload', async () => {
@@ -156,7 +185,10 @@ export function imageFlowSuite(driver: 'local' | 's3', setup: () => Promise<{ en
       expect(create.status).toBe(404)
       expect(create.body.detail).toBe('Property not found')
       expect(create.headers.get('content-type')).toContain('application/problem+json')
-      for (const [method, path] of [['GET', `${base}/${firstUpload.uploadId}`], ['POST', `${base}/${firstUpload.uploadId}/complete`]] as const) {
+      for (const [method, path] of [
+        ['GET', `${base}/${firstUpload.uploadId}`],
+        ['POST', `${base}/${firstUpload.uploadId}/complete`],
+      ] as const) {
         const res = await call(ctx.app, method, path, { key: other.apiKey })
         expect(res.status, res.text).toBe(404)
         expect(res.body.detail).toBe('Upload not found')
@@ -173,16 +205,28 @@ export function imageFlowSuite(driver: 'local' | 's3', setup: () => Promise<{ en
         expect((await call(ctx.app, 'POST', `${path}/complete`, { key: biz.apiKey })).status).toBe(404)
       }
       for (const id of ['0', 'abc', '-1']) {
-        expect((await call(ctx.app, 'POST', `/v1/properties/${id}/images/uploads`, { key: biz.apiKey, body: { files: [{ filename: 'a.jpg', content_type: 'image/jpeg', size: 1 }] } })).status).toBe(422)
+        expect(
+          (
+            await call(ctx.app, 'POST', `/v1/properties/${id}/images/uploads`, {
+              key: biz.apiKey,
+              body: { files: [{ filename: 'a.jpg', content_type: 'image/jpeg', size: 1 }] },
+            })
+          ).status,
+        ).toBe(422)
       }
     })
 
     test('an expired upload: complete is 404, its state is `expired`, the sweep deletes its objects', async () => {
-      const created = await call(ctx.app, 'POST', `/v1/properties/${propertyId}/images/uploads`, { key: biz.apiKey, body: { files: [{ filename: 'a.webp', content_type: 'image/webp', size: 5000 }] } })
+      const created = await call(ctx.app, 'POST', `/v1/properties/${propertyId}/images/uploads`, {
+        key: biz.apiKey,
+        body: { files: [{ filename: 'a.webp', content_type: 'image/webp', size: 5000 }] },
+      })
       expect(created.status).toBe(201)
       const put = await putUpload(ctx, created.body.files[0], await smallWebp())
       expect(put.status).toBe(200)
-      const [{ original_key }] = await ctx.deps.database.db.execute<{ original_key: string }>(sql`select original_key from upload_files where session_id = ${created.body.upload_id}`)
+      const [{ original_key }] = await ctx.deps.database.db.execute<{ original_key: string }>(
+        sql`select original_key from upload_files where session_id = ${created.body.upload_id}`,
+      )
       expect(await ctx.deps.storage.head('private', original_key)).not.toBeNull()
       await ctx.deps.database.db.execute(sql`update upload_sessions set expires_at = now() - interval '1 hour' where id = ${created.body.upload_id}`)
       const path = `/v1/properties/${propertyId}/images/uploads/${created.body.upload_id}`
@@ -196,7 +240,9 @@ export function imageFlowSuite(driver: 'local' | 's3', setup: () => Promise<{ en
     })
 
     test('no answer or log line names an original', async () => {
-      const rows = await ctx.deps.database.db.execute<{ original_key: string }>(sql`select f.original_key from upload_files f join upload_sessions s on s.id = f.session_id where s.business_id = ${biz.id}`)
+      const rows = await ctx.deps.database.db.execute<{ original_key: string }>(
+        sql`select f.original_key from upload_files f join upload_sessions s on s.id = f.session_id where s.business_id = ${biz.id}`,
+      )
       expect(rows.length).toBeGreaterThan(0)
       const everything = [...texts, ...ctx.logs, ...workerLogs].join('\n')
       expect(everything).not.toContain('originals/')

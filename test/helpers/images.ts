@@ -21,12 +21,20 @@ export async function orientedJpeg(): Promise<Uint8Array> {
 
 /** 3000×2000 PNG with alpha: must come out 1920×1280. */
 export async function largePng(): Promise<Uint8Array> {
-  return new Uint8Array(await sharp({ create: { width: 3000, height: 2000, channels: 4, background: { r: 20, g: 120, b: 60, alpha: 0.8 } } }).png({ compressionLevel: 9 }).toBuffer())
+  return new Uint8Array(
+    await sharp({ create: { width: 3000, height: 2000, channels: 4, background: { r: 20, g: 120, b: 60, alpha: 0.8 } } })
+      .png({ compressionLevel: 9 })
+      .toBuffer(),
+  )
 }
 
 /** 200×100 WebP: must not be upscaled. */
 export async function smallWebp(): Promise<Uint8Array> {
-  return new Uint8Array(await sharp({ create: { width: 200, height: 100, channels: 3, background: '#c0a060' } }).webp().toBuffer())
+  return new Uint8Array(
+    await sharp({ create: { width: 200, height: 100, channels: 3, background: '#c0a060' } })
+      .webp()
+      .toBuffer(),
+  )
 }
 
 const crcTable = Array.from({ length: 256 }, (_, n) => {
@@ -60,7 +68,9 @@ export function pngBomb(side = 8000): Uint8Array {
   ihdr[9] = 0 // grayscale
   const raw = Buffer.alloc((side + 1) * side) // filter byte 0 + zero pixels per row
   const idat = deflateSync(raw, { level: 9 })
-  return new Uint8Array(Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', idat), chunk('IEND', new Uint8Array(0))]))
+  return new Uint8Array(
+    Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', idat), chunk('IEND', new Uint8Array(0))]),
+  )
 }
 
 export interface UploadFileSpec {
@@ -89,7 +99,12 @@ export async function fetchPublic(ctx: TestContext, url: string): Promise<Respon
   return fetch(url)
 }
 
-export async function uploadFiles(ctx: TestContext, key: string, propertyId: number, files: UploadFileSpec[]): Promise<{ uploadId: string; fileIds: string[]; putStatuses: number[]; texts: string[] }> {
+export async function uploadFiles(
+  ctx: TestContext,
+  key: string,
+  propertyId: number,
+  files: UploadFileSpec[],
+): Promise<{ uploadId: string; fileIds: string[]; putStatuses: number[]; texts: string[] }> {
   const created = await call(ctx.app, 'POST', `/v1/properties/${propertyId}/images/uploads`, {
     key,
     body: { files: files.map((f) => ({ filename: f.filename, content_type: f.content_type, size: f.size ?? f.body?.byteLength ?? 1 })) },
@@ -109,15 +124,29 @@ export async function uploadFiles(ctx: TestContext, key: string, propertyId: num
   const completed = await call(ctx.app, 'POST', `/v1/properties/${propertyId}/images/uploads/${created.body.upload_id}/complete`, { key })
   expect(completed.status, completed.text).toBe(202)
   expect(completed.body).toEqual({ status: 'ok', upload_id: created.body.upload_id, state: 'processing' })
-  return { uploadId: created.body.upload_id, fileIds: created.body.files.map((f: { file_id: string }) => f.file_id), putStatuses, texts: [created.text, completed.text] }
+  return {
+    uploadId: created.body.upload_id,
+    fileIds: created.body.files.map((f: { file_id: string }) => f.file_id),
+    putStatuses,
+    texts: [created.text, completed.text],
+  }
 }
 
 export async function waitForUpload(ctx: TestContext, key: string, propertyId: number, uploadId: string, timeoutMs = 20_000) {
   let lastText = ''
-  return eventually(async () => {
-    const res = await call(ctx.app, 'GET', `/v1/properties/${propertyId}/images/uploads/${uploadId}`, { key })
-    expect(res.status, res.text).toBe(200)
-    lastText = res.text
-    return ['completed', 'failed'].includes(res.body.data.state) ? res : null
-  }, { timeoutMs, what: `upload ${uploadId} to finish`, get detail() { return lastText } })
+  return eventually(
+    async () => {
+      const res = await call(ctx.app, 'GET', `/v1/properties/${propertyId}/images/uploads/${uploadId}`, { key })
+      expect(res.status, res.text).toBe(200)
+      lastText = res.text
+      return ['completed', 'failed'].includes(res.body.data.state) ? res : null
+    },
+    {
+      timeoutMs,
+      what: `upload ${uploadId} to finish`,
+      get detail() {
+        return lastText
+      },
+    },
+  )
 }

@@ -9,8 +9,32 @@ const DATE_RE = /^(19|20)\d\d-(0[1-9]|1[012])-(0[1-9]|[12]\d|3[01]) ([01]\d|2[0-
 const TYPE_RE = /^[a-zA-Z&\s()/-]{3,}$/
 const IMAGE_URL_RE = /^(https?|ftp):\/\/.*\.(gif|jpe?g|png)$/i
 const LANGS = new Set(['ca', 'de', 'da', 'en', 'es', 'fi', 'fr', 'it', 'nl', 'no', 'pt', 'ru', 'sv'])
-const PROPERTY_ELEMENTS = new Set(['id', 'date', 'ref', 'price', 'currency', 'price_freq', 'part_ownership', 'leasehold', 'new_build', 'type', 'town', 'province',
-  'location', 'location_detail', 'beds', 'baths', 'pool', 'surface_area', 'energy_rating', 'url', 'desc', 'features', 'images', 'notes'])
+const PROPERTY_ELEMENTS = new Set([
+  'id',
+  'date',
+  'ref',
+  'price',
+  'currency',
+  'price_freq',
+  'part_ownership',
+  'leasehold',
+  'new_build',
+  'type',
+  'town',
+  'province',
+  'location',
+  'location_detail',
+  'beds',
+  'baths',
+  'pool',
+  'surface_area',
+  'energy_rating',
+  'url',
+  'desc',
+  'features',
+  'images',
+  'notes',
+])
 
 export interface ParsedFeed {
   properties: Record<string, any>[]
@@ -19,7 +43,12 @@ export interface ParsedFeed {
 export function parseKyero(xml: string): ParsedFeed {
   const valid = XMLValidator.validate(xml)
   if (valid !== true) throw new Error(`not well-formed XML: ${JSON.stringify(valid.err)}`)
-  const doc = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@', parseTagValue: false, isArray: (name) => ['property', 'image', 'feature'].includes(name) }).parse(xml)
+  const doc = new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: '@',
+    parseTagValue: false,
+    isArray: (name) => ['property', 'image', 'feature'].includes(name),
+  }).parse(xml)
   return { properties: doc.root?.property ?? [] }
 }
 
@@ -29,7 +58,12 @@ const text = (v: unknown): string => (typeof v === 'object' && v !== null ? Stri
 export function kyeroViolations(xml: string): string[] {
   const problems: string[] = []
   if (!xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>')) problems.push('missing XML declaration with UTF-8')
-  const doc = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@', parseTagValue: false, isArray: (name) => ['property', 'image', 'feature'].includes(name) }).parse(xml)
+  const doc = new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: '@',
+    parseTagValue: false,
+    isArray: (name) => ['property', 'image', 'feature'].includes(name),
+  }).parse(xml)
   const root = doc.root
   if (!root) return ['no <root>']
   if (text(root.kyero?.feed_version) !== '3') problems.push('kyero/feed_version must be 3')
@@ -49,11 +83,15 @@ export function kyeroViolations(xml: string): string[] {
     if (!TYPE_RE.test(text(p.type))) bad(`type "${text(p.type)}" letters only, ≥ 3`)
     if (text(p.town).length < 1) bad('town required')
     if (text(p.province).length < 1) bad('province required')
-    if (p.location !== undefined && (!/^-?\d+(\.\d+)?$/.test(text(p.location.latitude)) || !/^-?\d+(\.\d+)?$/.test(text(p.location.longitude)))) bad('location latitude/longitude decimals')
+    if (p.location !== undefined && (!/^-?\d+(\.\d+)?$/.test(text(p.location.latitude)) || !/^-?\d+(\.\d+)?$/.test(text(p.location.longitude))))
+      bad('location latitude/longitude decimals')
     if (p.location_detail !== undefined && text(p.location_detail).length > 50) bad('location_detail ≤ 50')
     for (const k of ['beds', 'baths']) if (p[k] !== undefined && !/^\d+$/.test(text(p[k]))) bad(`${k} non-negative integer`)
-    if (p.surface_area !== undefined) for (const k of ['built', 'plot']) if (p.surface_area[k] !== undefined && !/^-?\d+$/.test(text(p.surface_area[k]))) bad(`surface_area/${k} integer`)
-    if (p.energy_rating !== undefined) for (const k of ['consumption', 'emissions']) if (p.energy_rating[k] !== undefined && !/^[A-GX]$/.test(text(p.energy_rating[k]))) bad(`energy_rating/${k} A–G or X`)
+    if (p.surface_area !== undefined)
+      for (const k of ['built', 'plot']) if (p.surface_area[k] !== undefined && !/^-?\d+$/.test(text(p.surface_area[k]))) bad(`surface_area/${k} integer`)
+    if (p.energy_rating !== undefined)
+      for (const k of ['consumption', 'emissions'])
+        if (p.energy_rating[k] !== undefined && !/^[A-GX]$/.test(text(p.energy_rating[k]))) bad(`energy_rating/${k} A–G or X`)
     if (p.desc === undefined) bad('desc required')
     else for (const lang of Object.keys(p.desc)) if (!LANGS.has(lang)) bad(`desc language ${lang}`)
     const features = p.features?.feature as unknown[] | undefined

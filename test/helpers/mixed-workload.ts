@@ -44,33 +44,39 @@ export async function runMixedWorkload(send: Send, options: { clients: number; r
     return answer
   }
   const phone = (n: number) => `+34${600_000_000 + options.phoneBase + n}`
-  await Promise.all(Array.from({ length: options.clients }, async (_, client) => {
-    for (let round = 0; round < options.rounds; round++) {
-      const n = client * options.rounds + round
-      const title = `${options.tag} ${n}`
-      const created = await call(client, 'create property', 'POST', '/v1/properties', propertyBody({ title }))
-      if (is2xx(created)) {
-        const id = created.body.id as number
-        result.created.push(id)
-        if (is2xx(await call(client, 'publish', 'POST', `/v1/properties/${id}/publish`))) result.published.push(id)
-        if (is2xx(await call(client, 'patch', 'PATCH', `/v1/properties/${id}`, { title: `${title} patched` }))) result.patched.set(id, `${title} patched`)
-        await call(client, 'read property', 'GET', `/v1/properties/${id}`)
+  await Promise.all(
+    Array.from({ length: options.clients }, async (_, client) => {
+      for (let round = 0; round < options.rounds; round++) {
+        const n = client * options.rounds + round
+        const title = `${options.tag} ${n}`
+        const created = await call(client, 'create property', 'POST', '/v1/properties', propertyBody({ title }))
+        if (is2xx(created)) {
+          const id = created.body.id as number
+          result.created.push(id)
+          if (is2xx(await call(client, 'publish', 'POST', `/v1/properties/${id}/publish`))) result.published.push(id)
+          if (is2xx(await call(client, 'patch', 'PATCH', `/v1/properties/${id}`, { title: `${title} patched` }))) result.patched.set(id, `${title} patched`)
+          await call(client, 'read property', 'GET', `/v1/properties/${id}`)
+        }
+        await call(client, 'catalogue', 'GET', '/v1/properties?limit=10')
+        const lead = await call(client, 'create lead', 'POST', '/v1/leads', {
+          name: `Lead ${title}`,
+          phone: phone(2 * n),
+          email: `lead.${options.phoneBase + n}@example.com`,
+        })
+        if (is2xx(lead)) result.leads.push(lead.body.id)
+        const ingestPhone = phone(2 * n + 1)
+        const ingested = await call(client, 'ingest', 'POST', '/v1/leads/ingest', {
+          id: `${options.tag}-${n}`,
+          createdAt: new Date().toISOString(),
+          source: `mixed-${options.tag}`,
+          sourcePage: 'https://inmobiliaria.example/alquiler/valencia',
+          contact: { name: `Ingest ${title}`, phone: ingestPhone },
+          search: { budget: '900-1200', habs: '2', area: 'Ruzafa' },
+        })
+        if (is2xx(ingested)) result.ingestPhones.push(ingestPhone)
       }
-      await call(client, 'catalogue', 'GET', '/v1/properties?limit=10')
-      const lead = await call(client, 'create lead', 'POST', '/v1/leads', { name: `Lead ${title}`, phone: phone(2 * n), email: `lead.${options.phoneBase + n}@example.com` })
-      if (is2xx(lead)) result.leads.push(lead.body.id)
-      const ingestPhone = phone(2 * n + 1)
-      const ingested = await call(client, 'ingest', 'POST', '/v1/leads/ingest', {
-        id: `${options.tag}-${n}`,
-        createdAt: new Date().toISOString(),
-        source: `mixed-${options.tag}`,
-        sourcePage: 'https://inmobiliaria.example/alquiler/valencia',
-        contact: { name: `Ingest ${title}`, phone: ingestPhone },
-        search: { budget: '900-1200', habs: '2', area: 'Ruzafa' },
-      })
-      if (is2xx(ingested)) result.ingestPhones.push(ingestPhone)
-    }
-  }))
+    }),
+  )
   return result
 }
 

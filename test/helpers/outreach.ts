@@ -23,14 +23,25 @@ export function inquiryBody(overrides: Record<string, unknown> = {}): Record<str
 }
 
 export async function deliveriesOf(ctx: TestContext, businessId: number) {
-  return [...await ctx.deps.database.db.execute<{ id: string; state: string; attempts: number; inquiry_id: number; last_status_code: number | null; last_error: string | null }>(
-    sql`select id, state, attempts, inquiry_id, last_status_code, last_error from outreach_deliveries
+  return [
+    ...(await ctx.deps.database.db.execute<{
+      id: string
+      state: string
+      attempts: number
+      inquiry_id: number
+      last_status_code: number | null
+      last_error: string | null
+    }>(
+      sql`select id, state, attempts, inquiry_id, last_status_code, last_error from outreach_deliveries
         where business_id = ${businessId} order by created_at, id`,
-  )]
+    )),
+  ]
 }
 
 export async function attemptsOf(ctx: TestContext, deliveryId: string) {
-  return [...await ctx.deps.database.db.execute<{ attempt: number; status_code: number | null; latency_ms: number; error: string | null }>(
-    sql`select attempt, status_code, latency_ms, error from outreach_attempts where delivery_id = ${deliveryId} order by attempt`,
-  )]
+  return [
+    ...(await ctx.deps.database.db.execute<{ attempt: number; status_code: number | null; latency_ms: number; error: string | null }>(
+      sql`select attempt, status_code, latency_ms, error from outreach_attempts where delivery_id = ${deliveryId} order by attempt`,
+    )),
+  ]
 }

@@ -43,29 +43,32 @@ export class PgBouncer {
     this.port = await freePort()
     const ini = join(this.dir, 'pgbouncer.ini')
     writeFileSync(join(this.dir, 'users.txt'), '"postgres" ""\n')
-    writeFileSync(ini, [
-      '[databases]',
-      `* = host=127.0.0.1 port=${this.options.upstreamPort}`,
-      '[pgbouncer]',
-      'listen_addr = 127.0.0.1',
-      `listen_port = ${this.port}`,
-      'unix_socket_dir =',
-      'auth_type = trust',
-      `auth_file = ${join(this.dir, 'users.txt')}`,
-      'admin_users = postgres',
-      'pool_mode = transaction',
-      `default_pool_size = ${this.options.poolSize}`,
-      'min_pool_size = 0',
-      'reserve_pool_size = 0',
-      `max_client_conn = ${this.options.maxClientConn ?? 400}`,
-      ...(this.options.queryWaitTimeoutSeconds ? [`query_wait_timeout = ${this.options.queryWaitTimeoutSeconds}`] : []),
-      `logfile = ${this.logFile}`,
-      `pidfile = ${join(this.dir, 'pgbouncer.pid')}`,
-      // Connections and disconnections of hundreds of pooled clients are noise in its log.
-      'log_connections = 0',
-      'log_disconnections = 0',
-      '',
-    ].join('\n'))
+    writeFileSync(
+      ini,
+      [
+        '[databases]',
+        `* = host=127.0.0.1 port=${this.options.upstreamPort}`,
+        '[pgbouncer]',
+        'listen_addr = 127.0.0.1',
+        `listen_port = ${this.port}`,
+        'unix_socket_dir =',
+        'auth_type = trust',
+        `auth_file = ${join(this.dir, 'users.txt')}`,
+        'admin_users = postgres',
+        'pool_mode = transaction',
+        `default_pool_size = ${this.options.poolSize}`,
+        'min_pool_size = 0',
+        'reserve_pool_size = 0',
+        `max_client_conn = ${this.options.maxClientConn ?? 400}`,
+        ...(this.options.queryWaitTimeoutSeconds ? [`query_wait_timeout = ${this.options.queryWaitTimeoutSeconds}`] : []),
+        `logfile = ${this.logFile}`,
+        `pidfile = ${join(this.dir, 'pgbouncer.pid')}`,
+        // Connections and disconnections of hundreds of pooled clients are noise in its log.
+        'log_connections = 0',
+        'log_disconnections = 0',
+        '',
+      ].join('\n'),
+    )
     const asRoot = process.getuid?.() === 0
     if (asRoot) chownSync(this.dir, uid('postgres'), uid('postgres', 3))
     if (asRoot) for (const f of ['pgbouncer.ini', 'users.txt']) chownSync(join(this.dir, f), uid('postgres'), uid('postgres', 3))
@@ -86,7 +89,28 @@ export class PgBouncer {
 
   /** `SHOW <what>` on the admin console (simple protocol only: psql), rows as objects. */
   async show(what: 'pools' | 'servers' | 'version' | 'stats'): Promise<Record<string, string>[]> {
-    const proc = Bun.spawn(['psql', '-h', '127.0.0.1', '-p', String(this.port), '-U', 'postgres', '-d', 'pgbouncer', '-X', '-A', '-F', '\t', '-P', 'footer=off', '-c', `show ${what}`], { stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
+    const proc = Bun.spawn(
+      [
+        'psql',
+        '-h',
+        '127.0.0.1',
+        '-p',
+        String(this.port),
+        '-U',
+        'postgres',
+        '-d',
+        'pgbouncer',
+        '-X',
+        '-A',
+        '-F',
+        '\t',
+        '-P',
+        'footer=off',
+        '-c',
+        `show ${what}`,
+      ],
+      { stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' },
+    )
     const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited])
     if (code !== 0) throw new Error(`psql show ${what} exited ${code}`)
     const [header, ...rows] = out.trim().split('\n')
@@ -121,7 +145,9 @@ export class PgBouncer {
 
 /** A user's uid (field 2) or gid (field 3) from /etc/passwd. */
 function uid(user: string, field = 2): number {
-  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(`${user}:`))
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${user}:`))
   if (!line) throw new Error(`no ${user} user: PostgreSQL is not installed`)
   return Number(line.split(':')[field])
 }

@@ -5,7 +5,15 @@ export const ROOT = new URL('../..', import.meta.url).pathname
 
 export async function run(args: string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<{ code: number; stdout: string; stderr: string }> {
   // Killed past timeoutMs, so a process that hangs fails its test instead of holding the run.
-  const proc = Bun.spawn(['bun', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe', stdin: 'ignore', timeout: timeoutMs, killSignal: 'SIGKILL' })
+  const proc = Bun.spawn(['bun', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+    stdin: 'ignore',
+    timeout: timeoutMs,
+    killSignal: 'SIGKILL',
+  })
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
   return { code, stdout, stderr }
 }

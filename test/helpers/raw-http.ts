@@ -26,7 +26,12 @@ function complete(out: string): boolean {
  * (`until: 'answered'`), or until the server closes the connection (`until: 'closed'`), within
  * `timeoutMs`.
  */
-export async function rawRequest(port: number, head: string, bodyStart: string | Uint8Array = '', options: { until?: 'answered' | 'closed'; timeoutMs?: number } = {}): Promise<RawAnswer> {
+export async function rawRequest(
+  port: number,
+  head: string,
+  bodyStart: string | Uint8Array = '',
+  options: { until?: 'answered' | 'closed'; timeoutMs?: number } = {},
+): Promise<RawAnswer> {
   const until = options.until ?? 'answered'
   let out = ''
   let closed = false

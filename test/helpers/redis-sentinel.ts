@@ -19,16 +19,19 @@ export interface RedisNode {
 }
 
 async function answers(port: number, timeoutMs = 10_000): Promise<void> {
-  await eventually(async () => {
-    const probe = new IORedis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
-    probe.on('error', () => {})
-    try {
-      await probe.connect()
-      return (await probe.ping()) === 'PONG'
-    } finally {
-      probe.disconnect()
-    }
-  }, { timeoutMs, intervalMs: 50, what: `redis on ${port} to answer` })
+  await eventually(
+    async () => {
+      const probe = new IORedis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+      probe.on('error', () => {})
+      try {
+        await probe.connect()
+        return (await probe.ping()) === 'PONG'
+      } finally {
+        probe.disconnect()
+      }
+    },
+    { timeoutMs, intervalMs: 50, what: `redis on ${port} to answer` },
+  )
 }
 
 export class SentinelTopology {
@@ -36,7 +39,13 @@ export class SentinelTopology {
   readonly replicas: RedisNode[]
   readonly sentinels: RedisNode[]
 
-  private constructor(readonly dir: string, ports: number[], replicaCount: number, private readonly downAfterMs: number, private readonly nodeArgs: string[]) {
+  private constructor(
+    readonly dir: string,
+    ports: number[],
+    replicaCount: number,
+    private readonly downAfterMs: number,
+    private readonly nodeArgs: string[],
+  ) {
     const [masterPort, ...rest] = ports
     this.master = { name: 'redis-master', port: masterPort, proc: undefined }
     this.replicas = rest.slice(0, replicaCount).map((port, i) => ({ name: `redis-replica-${i + 1}`, port, proc: undefined }))
@@ -72,30 +81,57 @@ export class SentinelTopology {
 
   /** What the service's configuration names: REDIS_SENTINELS and REDIS_SENTINEL_MASTER. */
   get env(): Record<string, string> {
-    return { REDIS_URL: 'redis://127.0.0.1', REDIS_SENTINELS: this.sentinels.map((s) => `127.0.0.1:${s.port}`).join(','), REDIS_SENTINEL_MASTER: SENTINEL_MASTER }
+    return {
+      REDIS_URL: 'redis://127.0.0.1',
+      REDIS_SENTINELS: this.sentinels.map((s) => `127.0.0.1:${s.port}`).join(','),
+      REDIS_SENTINEL_MASTER: SENTINEL_MASTER,
+    }
   }
 
   /** Each node as operators run it: AOF fsynced on every write, noeviction. */
   startNode(node: RedisNode, extra: string[] = []): void {
     const dir = join(this.dir, node.name)
     mkdirSync(dir, { recursive: true })
-    node.proc = this.spawn(node, ['redis-server', '--port', String(node.port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction', '--protected-mode', 'no', ...this.nodeArgs, ...extra])
+    node.proc = this.spawn(node, [
+      'redis-server',
+      '--port',
+      String(node.port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'always',
+      '--save',
+      '',
+      '--maxmemory-policy',
+      'noeviction',
+      '--protected-mode',
+      'no',
+      ...this.nodeArgs,
+      ...extra,
+    ])
   }
 
   private startSentinel(node: RedisNode): void {
     // Sentinel rewrites its file (known replicas, epochs): one file per sentinel.
     const file = join(this.dir, `${node.name}.conf`)
-    writeFileSync(file, [
-      `port ${node.port}`,
-      'bind 127.0.0.1',
-      'protected-mode no',
-      `dir ${this.dir}`,
-      `sentinel monitor ${SENTINEL_MASTER} 127.0.0.1 ${this.master.port} 2`,
-      `sentinel down-after-milliseconds ${SENTINEL_MASTER} ${this.downAfterMs}`,
-      `sentinel failover-timeout ${SENTINEL_MASTER} 10000`,
-      `sentinel parallel-syncs ${SENTINEL_MASTER} 1`,
-      '',
-    ].join('\n'))
+    writeFileSync(
+      file,
+      [
+        `port ${node.port}`,
+        'bind 127.0.0.1',
+        'protected-mode no',
+        `dir ${this.dir}`,
+        `sentinel monitor ${SENTINEL_MASTER} 127.0.0.1 ${this.master.port} 2`,
+        `sentinel down-after-milliseconds ${SENTINEL_MASTER} ${this.downAfterMs}`,
+        `sentinel failover-timeout ${SENTINEL_MASTER} 10000`,
+        `sentinel parallel-syncs ${SENTINEL_MASTER} 1`,
+        '',
+      ].join('\n'),
+    )
     node.proc = this.spawn(node, ['redis-sentinel', file])
   }
 
@@ -129,10 +165,20 @@ export class SentinelTopology {
     const client = new IORedis(this.master.port, '127.0.0.1', { maxRetriesPerRequest: 1 })
     let info = ''
     try {
-      await eventually(async () => {
-        info = await client.info('replication')
-        return (info.match(/state=online/g)?.length ?? 0) >= this.replicas.length
-      }, { timeoutMs, intervalMs: 50, what: 'the replicas to be online', get detail() { return info.replace(/\r\n/g, ' ') } })
+      await eventually(
+        async () => {
+          info = await client.info('replication')
+          return (info.match(/state=online/g)?.length ?? 0) >= this.replicas.length
+        },
+        {
+          timeoutMs,
+          intervalMs: 50,
+          what: 'the replicas to be online',
+          get detail() {
+            return info.replace(/\r\n/g, ' ')
+          },
+        },
+      )
     } finally {
       client.disconnect()
     }

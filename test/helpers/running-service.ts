@@ -26,7 +26,10 @@ export async function startService(env: Record<string, string> = {}): Promise<Ru
   const dataDir = await mkdtemp(join(tmpdir(), 'service-'))
   const ctx = await createTestContext({ PORT: String(port), PUBLIC_URL: baseUrl, DATA_DIR: dataDir, ...env })
   const logs: string[] = []
-  const api = await startApi(ctx.config, createLogger('info', {}, (line) => logs.push(line)))
+  const api = await startApi(
+    ctx.config,
+    createLogger('info', {}, (line) => logs.push(line)),
+  )
   return {
     ctx,
     api,

@@ -22,7 +22,13 @@ export async function startS3Server(options: { address?: string } = {}): Promise
   const suffix = Math.random().toString(36).slice(2, 8)
   const privateBucket = `originals-${suffix}`
   const publicBucket = `public-${suffix}`
-  const server = new S3rver({ port, address: options.address ?? '127.0.0.1', silent: true, directory, configureBuckets: [{ name: privateBucket }, { name: publicBucket }] })
+  const server = new S3rver({
+    port,
+    address: options.address ?? '127.0.0.1',
+    silent: true,
+    directory,
+    configureBuckets: [{ name: privateBucket }, { name: publicBucket }],
+  })
   await server.run()
   const endpoint = `http://127.0.0.1:${port}`
   return {

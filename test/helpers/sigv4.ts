@@ -17,7 +17,11 @@ export function presignedSignatureValid(rawUrl: string, method: string, headers:
   const canonicalRequest = [
     method,
     url.pathname,
-    query.map(([k, v]) => [rfc3986(k), rfc3986(v)]).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${k}=${v}`).join('&'),
+    query
+      .map(([k, v]) => [rfc3986(k), rfc3986(v)])
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `${k}=${v}`)
+      .join('&'),
     signedHeaders.map((h) => `${h}:${(all[h] ?? '').trim()}\n`).join(''),
     signedHeaders.join(';'),
     'UNSIGNED-PAYLOAD',

@@ -40,14 +40,18 @@ export async function makeVideo(spec: VideoSpec): Promise<Uint8Array> {
     const inputs = spec.audioOnly
       ? ['-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=44100:duration=${spec.seconds}`]
       : [
-          '-f', 'lavfi', '-i', `testsrc2=size=${spec.width}x${spec.height}:rate=${fps}:duration=${spec.seconds}`,
+          '-f',
+          'lavfi',
+          '-i',
+          `testsrc2=size=${spec.width}x${spec.height}:rate=${fps}:duration=${spec.seconds}`,
           ...(spec.audio ? ['-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=44100:duration=${spec.seconds}`] : []),
         ]
-    const codec = format === 'webm'
-      ? ['-c:v', 'libvpx', '-b:v', '300k', '-deadline', 'realtime', '-cpu-used', '8', ...(spec.audio ? ['-c:a', 'libopus'] : [])]
-      : spec.audioOnly
-        ? ['-c:a', 'aac']
-        : ['-c:v', 'libx264', '-preset', spec.preset ?? 'ultrafast', '-pix_fmt', 'yuv420p', ...(spec.audio ? ['-c:a', 'aac'] : [])]
+    const codec =
+      format === 'webm'
+        ? ['-c:v', 'libvpx', '-b:v', '300k', '-deadline', 'realtime', '-cpu-used', '8', ...(spec.audio ? ['-c:a', 'libopus'] : [])]
+        : spec.audioOnly
+          ? ['-c:a', 'aac']
+          : ['-c:v', 'libx264', '-preset', spec.preset ?? 'ultrafast', '-pix_fmt', 'yuv420p', ...(spec.audio ? ['-c:a', 'aac'] : [])]
     const meta = Object.entries(spec.metadata ?? {}).flatMap(([k, v]) => ['-metadata', `${k}=${v}`])
     const mux = spec.faststart ? ['-movflags', '+faststart'] : []
     const proc = Bun.spawn(['ffmpeg', '-v', 'error', '-y', ...inputs, ...codec, ...meta, ...mux, '-shortest', path], { stdout: 'ignore', stderr: 'pipe' })
@@ -68,7 +72,12 @@ export async function uploadVideo(
 ): Promise<{ videoId: string; putStatus: number; texts: string[] }> {
   const created = await call(ctx.app, 'POST', `/v1/properties/${propertyId}/videos/uploads`, {
     key,
-    body: { filename: 'recorrido.mp4', content_type: file.contentType ?? 'video/mp4', size: file.size ?? Math.max(1, file.body?.byteLength ?? 1), ...(file.title !== undefined ? { title: file.title } : {}) },
+    body: {
+      filename: 'recorrido.mp4',
+      content_type: file.contentType ?? 'video/mp4',
+      size: file.size ?? Math.max(1, file.body?.byteLength ?? 1),
+      ...(file.title !== undefined ? { title: file.title } : {}),
+    },
   })
   expect(created.status, created.text).toBe(201)
   let putStatus = 0
@@ -89,13 +98,23 @@ export async function uploadVideo(
 /** Polls the property's video list until the video is ready or failed; returns it. */
 export async function waitForVideo(ctx: TestContext, key: string, propertyId: number, videoId: string, timeoutMs = 60_000): Promise<any> {
   let last = ''
-  return eventually(async () => {
-    const res = await call(ctx.app, 'GET', `/v1/properties/${propertyId}/videos`, { key })
-    expect(res.status, res.text).toBe(200)
-    last = res.text
-    const video = res.body.data.find((v: { id: string }) => v.id === videoId)
-    return video && (video.state === 'ready' || video.state === 'failed') ? video : null
-  }, { timeoutMs, intervalMs: 100, what: `video ${videoId} to finish`, get detail() { return last } })
+  return eventually(
+    async () => {
+      const res = await call(ctx.app, 'GET', `/v1/properties/${propertyId}/videos`, { key })
+      expect(res.status, res.text).toBe(200)
+      last = res.text
+      const video = res.body.data.find((v: { id: string }) => v.id === videoId)
+      return video && (video.state === 'ready' || video.state === 'failed') ? video : null
+    },
+    {
+      timeoutMs,
+      intervalMs: 100,
+      what: `video ${videoId} to finish`,
+      get detail() {
+        return last
+      },
+    },
+  )
 }
 
 /** ffprobe's view of a public file (fetched first when it is a URL). */

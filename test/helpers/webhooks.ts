@@ -61,7 +61,10 @@ export function startReceiver(): Receiver {
           await hold(path, req.signal)
           return new Response('ok')
         }
-        return new Response(next === 204 ? null : 'ok', { status: next, headers: next >= 300 && next < 400 ? { location: `http://127.0.0.1:${server.port}/redirected` } : {} })
+        return new Response(next === 204 ? null : 'ok', {
+          status: next,
+          headers: next >= 300 && next < 400 ? { location: `http://127.0.0.1:${server.port}/redirected` } : {},
+        })
       } finally {
         flight.now--
       }
@@ -90,7 +93,9 @@ export async function createEndpoint(ctx: TestContext, key: string, url: string,
 }
 
 export async function deliveriesOfEndpoint(ctx: TestContext, endpointId: number) {
-  return [...await ctx.deps.database.db.execute<{ id: string; event_id: string; state: string; attempts: number }>(
-    sql`select id, event_id, state, attempts from webhook_deliveries where endpoint_id = ${endpointId} order by created_at, id`,
-  )]
+  return [
+    ...(await ctx.deps.database.db.execute<{ id: string; event_id: string; state: string; attempts: number }>(
+      sql`select id, event_id, state, attempts from webhook_deliveries where endpoint_id = ${endpointId} order by created_at, id`,
+    )),
+  ]
 }

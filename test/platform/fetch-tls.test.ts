@@ -44,7 +44,12 @@ let server: Server<undefined>
 let dir: string
 let caFile: string
 beforeAll(() => {
-  server = Bun.serve({ hostname: '127.0.0.1', port: 0, tls: { cert: LEAF_CERT, key: LEAF_KEY }, fetch: (req) => new Response(`host ${req.headers.get('host')}`) })
+  server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    tls: { cert: LEAF_CERT, key: LEAF_KEY },
+    fetch: (req) => new Response(`host ${req.headers.get('host')}`),
+  })
   dir = mkdtempSync(join(tmpdir(), 'fetch-tls-'))
   caFile = join(dir, 'ca.pem')
   writeFileSync(caFile, CA)

@@ -28,7 +28,13 @@ beforeAll(() => {
         case 'ok':
           return new Response('hello')
         case 'echo':
-          return Response.json({ method: req.method, host: req.headers.get('host'), type: req.headers.get('content-type'), auth: req.headers.get('authorization'), body: await req.text() })
+          return Response.json({
+            method: req.method,
+            host: req.headers.get('host'),
+            type: req.headers.get('content-type'),
+            auth: req.headers.get('authorization'),
+            body: await req.text(),
+          })
         case 'chain': {
           const left = Number(arg)
           return new Response(null, { status: 302, headers: { location: left === 0 ? '/ok' : `/chain/${left - 1}` } })
@@ -52,7 +58,13 @@ beforeAll(() => {
         case 'declared':
           return new Response('x'.repeat(1000), { headers: { 'content-length': '1000' } })
         case 'stall-body':
-          return new Response(new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode('first bytes')) } }))
+          return new Response(
+            new ReadableStream({
+              start(c) {
+                c.enqueue(new TextEncoder().encode('first bytes'))
+              },
+            }),
+          )
         default:
           return new Response('no', { status: 404 })
       }
@@ -91,7 +103,12 @@ describe('requests', () => {
   })
 
   test('POST with a body and headers; the Host header names the host of the URL', async () => {
-    const res = await safeFetch(`${base}/echo`, { ...LOCAL, method: 'POST', headers: { 'content-type': 'application/json', 'webhook-id': 'evt_1' }, body: '{"a":1}' })
+    const res = await safeFetch(`${base}/echo`, {
+      ...LOCAL,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'webhook-id': 'evt_1' },
+      body: '{"a":1}',
+    })
     expect(JSON.parse(text(res.body))).toEqual({ method: 'POST', host: `127.0.0.1:${server.port}`, type: 'application/json', auth: null, body: '{"a":1}' })
   })
 
@@ -112,7 +129,12 @@ describe('requests', () => {
 describe('redirects', () => {
   test('5 redirects are followed, a 6th is refused', async () => {
     const ok = await safeFetch(`${base}/chain/4`, LOCAL)
-    expect({ status: ok.status, redirects: ok.redirects, url: ok.url, body: text(ok.body) }).toEqual({ status: 200, redirects: 5, url: `${base}/ok`, body: 'hello' })
+    expect({ status: ok.status, redirects: ok.redirects, url: ok.url, body: text(ok.body) }).toEqual({
+      status: 200,
+      redirects: 5,
+      url: `${base}/ok`,
+      body: 'hello',
+    })
     const refused = await failure(safeFetch(`${base}/chain/5`, LOCAL))
     expect(refused.code).toBe('too_many_redirects')
   })
@@ -127,7 +149,13 @@ describe('redirects', () => {
 
   test('each hop is checked again: cloud metadata, [::1] and a name resolving to 10.0.0.1 are refused', async () => {
     const resolve: ResolveHost = async (host) => (host === 'internal.example' ? ['10.0.0.1'] : ['127.0.0.1', '::1'])
-    for (const target of ['http://169.254.169.254/latest/meta-data/', `http://[::1]:${server.port}/ok`, 'http://internal.example/', `http://localhost:${server.port}/ok`, `http://0x7f.2:${server.port}/ok`]) {
+    for (const target of [
+      'http://169.254.169.254/latest/meta-data/',
+      `http://[::1]:${server.port}/ok`,
+      'http://internal.example/',
+      `http://localhost:${server.port}/ok`,
+      `http://0x7f.2:${server.port}/ok`,
+    ]) {
       const before = seen.length
       const error = await failure(safeFetch(`${base}/to?location=${encodeURIComponent(target)}`, { ...LOCAL, resolve }))
       expect({ target, code: error.code, url: error.url }).toEqual({ target, code: 'url_not_allowed', url: new URL(target).href })
@@ -140,11 +168,23 @@ describe('redirects', () => {
   })
 
   test('303 turns a POST into a GET without its body; credentials stay with their origin', async () => {
-    const res = await safeFetch(`${base}/to?status=303&location=/echo`, { ...LOCAL, method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer t' }, body: '{}' })
+    const res = await safeFetch(`${base}/to?status=303&location=/echo`, {
+      ...LOCAL,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer t' },
+      body: '{}',
+    })
     expect(JSON.parse(text(res.body))).toMatchObject({ method: 'GET', type: null, auth: 'Bearer t', body: '' })
     const resolve: ResolveHost = async () => ['127.0.0.1']
     const other = `http://echo.test:${server.port}/echo`
-    const crossed = await safeFetch(`${base}/to?status=307&location=${encodeURIComponent(other)}`, { ...LOCAL, allowHosts: ['127.0.0.1', 'echo.test'], resolve, method: 'POST', headers: { authorization: 'Bearer t' }, body: 'kept' })
+    const crossed = await safeFetch(`${base}/to?status=307&location=${encodeURIComponent(other)}`, {
+      ...LOCAL,
+      allowHosts: ['127.0.0.1', 'echo.test'],
+      resolve,
+      method: 'POST',
+      headers: { authorization: 'Bearer t' },
+      body: 'kept',
+    })
     expect(JSON.parse(text(crossed.body))).toMatchObject({ method: 'POST', host: `echo.test:${server.port}`, auth: null, body: 'kept' })
   })
 })
@@ -194,14 +234,22 @@ describe('the connection goes to the address that was checked (no second lookup)
   beforeAll(() => {
     // Two servers on one port, on two loopback addresses: which one answers shows which address
     // the request was sent to.
-    first = Bun.serve({ hostname: '127.0.0.2', port: 0, fetch: () => {
-      hits.first++
-      return new Response('first')
-    } })
-    second = Bun.serve({ hostname: '127.0.0.1', port: first.port, fetch: () => {
-      hits.second++
-      return new Response('second')
-    } })
+    first = Bun.serve({
+      hostname: '127.0.0.2',
+      port: 0,
+      fetch: () => {
+        hits.first++
+        return new Response('first')
+      },
+    })
+    second = Bun.serve({
+      hostname: '127.0.0.1',
+      port: first.port,
+      fetch: () => {
+        hits.second++
+        return new Response('second')
+      },
+    })
   })
   afterAll(() => {
     first.stop(true)

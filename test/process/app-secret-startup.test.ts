@@ -17,7 +17,13 @@ function envWithout(...names: string[]): Record<string, string> {
 describe('APP_SECRET at start-up', () => {
   test('api, worker and main refuse to start in production without it: one line naming it, exit 1', async () => {
     for (const entry of ['api/index.ts', 'worker/index.ts', 'main.ts']) {
-      const proc = Bun.spawn(['bun', 'run', entry], { cwd: ROOT, env: { ...envWithout('APP_SECRET'), NODE_ENV: 'production', PORT: String(await freePort()) }, stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
+      const proc = Bun.spawn(['bun', 'run', entry], {
+        cwd: ROOT,
+        env: { ...envWithout('APP_SECRET'), NODE_ENV: 'production', PORT: String(await freePort()) },
+        stdout: 'pipe',
+        stderr: 'pipe',
+        stdin: 'ignore',
+      })
       const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited])
       expect(code, entry).toBe(1)
       const lines = stderr.trim().split('\n')
@@ -42,7 +48,16 @@ describe('APP_SECRET at start-up', () => {
       stdin: 'ignore',
     })
     try {
-      const ready = await eventually(async () => (proc.exitCode !== null ? 'exited' : (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)) && 'ready'), { timeoutMs: 20_000, intervalMs: 50, what: 'bun run start to be ready' })
+      const ready = await eventually(
+        async () =>
+          proc.exitCode !== null
+            ? 'exited'
+            : (await fetch(`http://127.0.0.1:${port}/readyz`).then(
+                (r) => r.status === 200,
+                () => false,
+              )) && 'ready',
+        { timeoutMs: 20_000, intervalMs: 50, what: 'bun run start to be ready' },
+      )
       if (ready === 'exited') throw new Error(`bun run start exited ${proc.exitCode}: ${await new Response(proc.stderr).text()}`)
       proc.kill('SIGTERM')
       expect(await proc.exited).toBe(0)

@@ -23,7 +23,14 @@ describe('operator CLI (contract §1)', () => {
     expect(k.code, k.stderr).toBe(0)
     expect(k.stdout.trim().split('\n')).toHaveLength(1)
     const key = JSON.parse(k.stdout)
-    expect(key).toEqual({ business_id: business.id, key_id: expect.any(String), api_key: expect.stringMatching(/^AC_LIVE_[A-Za-z0-9]+\.[A-Za-z0-9_-]{32,}$/), kind: 'secret', scopes: ['leads:ingest', 'properties:read'], expires_at: null })
+    expect(key).toEqual({
+      business_id: business.id,
+      key_id: expect.any(String),
+      api_key: expect.stringMatching(/^AC_LIVE_[A-Za-z0-9]+\.[A-Za-z0-9_-]{32,}$/),
+      kind: 'secret',
+      scopes: ['leads:ingest', 'properties:read'],
+      expires_at: null,
+    })
     expect(key.api_key).toStartWith(`AC_LIVE_${key.key_id}.`)
 
     const me = await call(ctx.app, 'GET', '/v1/me', { key: key.api_key })

@@ -40,7 +40,11 @@ function spawnEntry(entry: string, kind: 'rejection' | 'exception', env: Record<
     const decoder = new TextDecoder()
     for await (const chunk of proc.stdout as ReadableStream<Uint8Array>) out += decoder.decode(chunk, { stream: true })
   })()
-  const logLines = () => out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l))
+  const logLines = () =>
+    out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l))
   return { proc, out: () => out, outEnded, logLines }
 }
 
@@ -73,10 +77,16 @@ function keepAlive(port: number): Promise<{ socket: Socket; send: (head: string,
 }
 
 async function waitReady(port: number, child: Child): Promise<void> {
-  await eventually(async () => {
-    if (child.proc.exitCode !== null) throw new Error(`exited ${child.proc.exitCode}: ${await new Response(child.proc.stderr as ReadableStream).text()}`)
-    return fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)
-  }, { timeoutMs: 20_000, what: 'the API to be ready' })
+  await eventually(
+    async () => {
+      if (child.proc.exitCode !== null) throw new Error(`exited ${child.proc.exitCode}: ${await new Response(child.proc.stderr as ReadableStream).text()}`)
+      return fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (r) => r.status === 200,
+        () => false,
+      )
+    },
+    { timeoutMs: 20_000, what: 'the API to be ready' },
+  )
 }
 
 describe('crash handlers', () => {
@@ -91,14 +101,20 @@ describe('crash handlers', () => {
         // A request in flight: its headers and half of its body have arrived, the rest has not.
         const body = JSON.stringify({ name: 'Crash Test', phone: uniquePhone() })
         const inflight = await keepAlive(port)
-        const answer = inflight.send(`POST /v1/leads HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${biz.apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`, body.slice(0, 10))
+        const answer = inflight.send(
+          `POST /v1/leads HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${biz.apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+          body.slice(0, 10),
+        )
         // Both connections are served by the same event loop: once the probe's answer is back, the
         // in-flight request's head (sent first) has been read.
         expect((await probe.send('GET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\n')).status).toBe(200)
         probe.socket.destroy()
 
         child.proc.kill('SIGUSR2')
-        const crashLine = await eventually(async () => child.logLines().find((l) => l.level === 'error' && /draining and exiting/.test(l.msg)), { what: 'the crash log line', timeoutMs: 5000 })
+        const crashLine = await eventually(async () => child.logLines().find((l) => l.level === 'error' && /draining and exiting/.test(l.msg)), {
+          what: 'the crash log line',
+          timeoutMs: 5000,
+        })
         expect(crashLine).toMatchObject({ process: 'api', kind: kind === 'rejection' ? 'unhandled rejection' : 'uncaught exception', pid: child.proc.pid })
         expect(crashLine.error.message).toBe(`injected ${kind === 'rejection' ? 'unhandled rejection' : 'uncaught exception'}`)
         expect(crashLine.error.stack).toContain('crash-inject.ts')
@@ -106,7 +122,10 @@ describe('crash handlers', () => {
         // Still running: the accepted request is being drained. Not ready any more: /readyz
         // answers 503 until the listener closes, then the connection is refused.
         expect(child.proc.exitCode).toBeNull()
-        const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(async (r) => `${r.status} ${((await r.json()) as { checks: { process?: string } }).checks.process}`, () => 'refused')
+        const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+          async (r) => `${r.status} ${((await r.json()) as { checks: { process?: string } }).checks.process}`,
+          () => 'refused',
+        )
         expect(['503 crashed', 'refused']).toContain(ready)
 
         inflight.socket.write(body.slice(10))
@@ -132,7 +151,10 @@ describe('crash handlers', () => {
       child.proc.kill('SIGUSR2')
       expect(await child.proc.exited).toBe(1)
       const lines = child.logLines()
-      expect(lines.find((l) => l.level === 'error' && l.kind === 'unhandled rejection')).toMatchObject({ process: 'worker', error: { message: 'injected unhandled rejection' } })
+      expect(lines.find((l) => l.level === 'error' && l.kind === 'unhandled rejection')).toMatchObject({
+        process: 'worker',
+        error: { message: 'injected unhandled rejection' },
+      })
       expect(lines.some((l) => l.msg === 'stopped' && l.component === 'workers')).toBe(true)
     } finally {
       child.proc.kill('SIGKILL')
@@ -146,12 +168,17 @@ describe('crash handlers', () => {
       await waitReady(port, child)
       const body = JSON.stringify({ name: 'Crash Test', phone: uniquePhone() })
       const inflight = await keepAlive(port)
-      const answer = inflight.send(`POST /v1/leads HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${biz.apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`, body.slice(0, 10))
+      const answer = inflight.send(
+        `POST /v1/leads HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${biz.apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+        body.slice(0, 10),
+      )
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200)
       child.proc.kill('SIGTERM')
       await eventually(async () => child.logLines().some((l) => l.msg === 'shutting down'), { what: 'the shutdown to start' })
       child.proc.kill('SIGUSR2')
-      await eventually(async () => child.logLines().some((l) => l.kind === 'unhandled rejection' && l.already_stopping === true), { what: 'the crash log line' })
+      await eventually(async () => child.logLines().some((l) => l.kind === 'unhandled rejection' && l.already_stopping === true), {
+        what: 'the crash log line',
+      })
       inflight.socket.write(body.slice(10))
       expect((await answer).status).toBe(201)
       expect(await child.proc.exited).toBe(1)

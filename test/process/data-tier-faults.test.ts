@@ -52,20 +52,33 @@ beforeAll(async () => {
   mkdirSync(logDir)
   const url = new URL(cluster.url)
   url.username = 'app'
-  api = new ManagedProcess('api', ['bun', 'run', 'api/index.ts'], {
-    DATABASE_URL: url.toString(),
-    DB_POOL_SIZE: '4',
-    PORT: String(port),
-    PUBLIC_URL: baseUrl,
-    QUEUE_PREFIX: `test-${crypto.randomUUID().slice(0, 8)}`,
-    DATA_DIR: join(root, 'data'),
-    LOG_LEVEL: 'warn',
-  }, logDir)
+  api = new ManagedProcess(
+    'api',
+    ['bun', 'run', 'api/index.ts'],
+    {
+      DATABASE_URL: url.toString(),
+      DB_POOL_SIZE: '4',
+      PORT: String(port),
+      PUBLIC_URL: baseUrl,
+      QUEUE_PREFIX: `test-${crypto.randomUUID().slice(0, 8)}`,
+      DATA_DIR: join(root, 'data'),
+      LOG_LEVEL: 'warn',
+    },
+    logDir,
+  )
   api.start()
-  await eventually(async () => {
-    if (!api.alive) throw new Error(`the API exited with ${api.exitCode}`)
-    return (await fetch(`${baseUrl}/readyz`).then((r) => r.status, () => 0)) === 200
-  }, { timeoutMs: 30_000, what: 'the API to be ready' })
+  await eventually(
+    async () => {
+      if (!api.alive) throw new Error(`the API exited with ${api.exitCode}`)
+      return (
+        (await fetch(`${baseUrl}/readyz`).then(
+          (r) => r.status,
+          () => 0,
+        )) === 200
+      )
+    },
+    { timeoutMs: 30_000, what: 'the API to be ready' },
+  )
 }, 120_000)
 
 afterAll(async () => {
@@ -80,7 +93,9 @@ const apiBackends = async () => (await admin<{ n: number }[]>`select count(*)::i
 
 /** GET a list that reads PostgreSQL; the status, and whether a 503 came as problem+json. */
 async function list(): Promise<{ status: number; problem: boolean }> {
-  const res = await fetch(`${baseUrl}/v1/properties?limit=5`, { headers: { 'x-api-key': apiKey }, signal: AbortSignal.timeout(15_000) }).catch((error) => error as Error)
+  const res = await fetch(`${baseUrl}/v1/properties?limit=5`, { headers: { 'x-api-key': apiKey }, signal: AbortSignal.timeout(15_000) }).catch(
+    (error) => error as Error,
+  )
   if (res instanceof Error) return { status: 0, problem: false }
   await res.arrayBuffer()
   return { status: res.status, problem: res.headers.get('content-type')?.startsWith('application/problem+json') ?? false }
@@ -90,14 +105,16 @@ async function list(): Promise<{ status: number; problem: boolean }> {
 async function load(count: number, concurrency: number, between?: () => Promise<unknown>): Promise<Map<string, number>> {
   const tally = new Map<string, number>()
   let next = 0
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next++ < count) {
-      const r = await list()
-      const key = r.status === 503 && !r.problem ? '503 (not problem+json)' : String(r.status)
-      tally.set(key, (tally.get(key) ?? 0) + 1)
-      if (between) await between()
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next++ < count) {
+        const r = await list()
+        const key = r.status === 503 && !r.problem ? '503 (not problem+json)' : String(r.status)
+        tally.set(key, (tally.get(key) ?? 0) + 1)
+        if (between) await between()
+      }
+    }),
+  )
   return tally
 }
 
@@ -105,7 +122,13 @@ async function load(count: number, concurrency: number, between?: () => Promise<
 const unexpected = (tally: Map<string, number>) => [...tally].filter(([status]) => status !== '200' && status !== '503')
 
 /** The API's warnings and errors (LOG_LEVEL=warn), last ones first, for a failure message. */
-const apiLog = () => readFileSync(api.logs[api.logs.length - 1], 'utf8').trim().split('\n').slice(-10).reverse().join('\n')
+const apiLog = () =>
+  readFileSync(api.logs[api.logs.length - 1], 'utf8')
+    .trim()
+    .split('\n')
+    .slice(-10)
+    .reverse()
+    .join('\n')
 
 const serves = () => eventually(async () => (await list()).status === 200, { timeoutMs: 20_000, what: 'the API to answer 200 again' })
 

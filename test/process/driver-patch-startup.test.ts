@@ -22,7 +22,9 @@ describe('the driver patch at start-up', () => {
     const unpatched = (await import(UNPATCHED)).default
     expect(typeof unpatched).toBe('function')
     expect(driverPatchProblem(unpatched)).toStartWith('the PostgreSQL driver (postgres.js) is not patched: no patch mark')
-    expect(driverPatchProblem(Object.assign(() => {}, { patched: 'property-lead-api/postgres@3.4.9 r1' }))).toContain('patch mark "property-lead-api/postgres@3.4.9 r1"')
+    expect(driverPatchProblem(Object.assign(() => {}, { patched: 'property-lead-api/postgres@3.4.9 r1' }))).toContain(
+      'patch mark "property-lead-api/postgres@3.4.9 r1"',
+    )
   })
 
   test('api, worker, main and the migrator refuse to start on it: one line, exit 1', async () => {

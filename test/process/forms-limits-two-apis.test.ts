@@ -25,11 +25,27 @@ beforeAll(async () => {
   biz = await seedBusiness(ctx)
   for (const name of ['api-a', 'api-b']) {
     const port = await freePort()
-    const env = { QUEUE_PREFIX: prefix, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, DATA_DIR: join(dir, name), LOG_LEVEL: 'warn', NODE_ENV: 'test' }
+    const env = {
+      QUEUE_PREFIX: prefix,
+      PORT: String(port),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      DATA_DIR: join(dir, name),
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'test',
+    }
     apis.push(Object.assign(new ManagedProcess(name, ['bun', 'run', 'api/index.ts'], env, dir), { port }))
   }
   for (const api of apis) api.start()
-  for (const api of apis) await until(`${api.name} /readyz`, async () => (await fetch(`http://127.0.0.1:${api.port}/readyz`).then((r) => r.status, () => 0)) === 200, 20_000)
+  for (const api of apis)
+    await until(
+      `${api.name} /readyz`,
+      async () =>
+        (await fetch(`http://127.0.0.1:${api.port}/readyz`).then(
+          (r) => r.status,
+          () => 0,
+        )) === 200,
+      20_000,
+    )
 }, 60_000)
 
 afterAll(async () => {
@@ -39,10 +55,14 @@ afterAll(async () => {
 }, 30_000)
 
 const send = (api: { port: number }, key: string, headers: Record<string, string> = {}) =>
-  fetch(`http://127.0.0.1:${api.port}/v1/leads/ingest`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key, origin: LANDING, ...headers }, body: JSON.stringify(ingestBody()) })
+  fetch(`http://127.0.0.1:${api.port}/v1/leads/ingest`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key, origin: LANDING, ...headers },
+    body: JSON.stringify(ingestBody()),
+  })
 
 describe('limits across two API processes', () => {
-  test('the second process sees the first one\'s count, and refuses past the limit', async () => {
+  test("the second process sees the first one's count, and refuses past the limit", async () => {
     const key = await publishableKey(ctx, biz.id, { ratePerIp: '4/min', rate: '100/min' })
     const [a, b] = apis
     const first = [await send(a, key.apiKey), await send(a, key.apiKey), await send(a, key.apiKey)]
@@ -62,7 +82,8 @@ describe('limits across two API processes', () => {
   test('without TRUST_PROXY_HOPS the peer counts: X-Forwarded-For changes nothing', async () => {
     const key = await publishableKey(ctx, biz.id, { ratePerIp: '2/min', rate: '100/min' })
     const statuses = []
-    for (const [i, address] of ['198.51.100.1', '198.51.100.2', '198.51.100.3'].entries()) statuses.push((await send(apis[i % 2], key.apiKey, { 'x-forwarded-for': address })).status)
+    for (const [i, address] of ['198.51.100.1', '198.51.100.2', '198.51.100.3'].entries())
+      statuses.push((await send(apis[i % 2], key.apiKey, { 'x-forwarded-for': address })).status)
     expect(statuses).toEqual([200, 200, 429])
   }, 30_000)
 })

@@ -46,7 +46,10 @@ describe('start-up errors (contract §7)', () => {
   })
 
   test('a missing database → one line saying to run db:migrate', async () => {
-    const r = await run(['run', 'api/index.ts'], { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/property_lead_never_created', PORT: String(await freePort()) })
+    const r = await run(['run', 'api/index.ts'], {
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/property_lead_never_created',
+      PORT: String(await freePort()),
+    })
     expect(r.code).toBe(1)
     const lines = r.stderr.trim().split('\n')
     expect(lines).toHaveLength(1)
@@ -75,10 +78,22 @@ describe('start-up errors (contract §7)', () => {
 describe('SIGTERM (contract §7)', () => {
   test('the API drains in-flight requests, then exits 0 within its bound', async () => {
     const port = await freePort()
-    const proc = Bun.spawn(['bun', 'run', 'main.ts'], { cwd: ROOT, env: { ...process.env, PORT: String(port), QUEUE_PREFIX: `lifecycle-${port}`, LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '5000' }, stdout: 'pipe', stderr: 'pipe' })
+    const proc = Bun.spawn(['bun', 'run', 'main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: String(port), QUEUE_PREFIX: `lifecycle-${port}`, LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '5000' },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
     try {
       const base = `http://127.0.0.1:${port}`
-      await eventually(() => fetch(`${base}/readyz`).then((r) => r.status === 200, () => false), { timeoutMs: 15_000, intervalMs: 50, what: 'the service to be ready' })
+      await eventually(
+        () =>
+          fetch(`${base}/readyz`).then(
+            (r) => r.status === 200,
+            () => false,
+          ),
+        { timeoutMs: 15_000, intervalMs: 50, what: 'the service to be ready' },
+      )
       // 40 kept-alive connections the server has accepted (each answered one request), then one
       // request on each, written together; the signal goes when the first answer is back. Every
       // request then reached the server before or during the drain. (With new connections and a
@@ -97,7 +112,8 @@ describe('SIGTERM (contract §7)', () => {
             firstAnswer()
             return String(e)
           },
-        ))
+        ),
+      )
       await answered
       proc.kill('SIGTERM')
       const statuses = await Promise.all(inflight)

@@ -24,7 +24,10 @@ describe('REUSE_PORT start-up guard', () => {
     for (const entry of ['api/index.ts', 'main.ts']) {
       const r = await run(['run', entry], { PORT: String(port), QUEUE_PREFIX: `reuse-port-${port}` })
       expect(r.code).toBe(1)
-      expect(r.stderr.trim()).toBe(`port ${port} is already in use (another instance of this service, or another program): stop it, choose another PORT, or set REUSE_PORT=1 to share the port with other instances on purpose`)
+      expect(r.stderr.trim()).toBe(
+        `port ${port} is already in use (another instance of this service, or another program): stop ` +
+          `it, choose another PORT, or set REUSE_PORT=1 to share the port with other instances on purpose`,
+      )
     }
   })
 
@@ -48,7 +51,10 @@ describe('REUSE_PORT start-up guard', () => {
     // The kernel spreads new connections over both sockets: some reach the API.
     const answeredBy = new Set<string>()
     for (let i = 0; i < 400 && !(answeredBy.has('api') && answeredBy.has('stale')) && proc.exitCode === null; i++) {
-      const body = await fetch(`http://127.0.0.1:${port}/healthz`, { headers: { connection: 'close' } }).then((r) => r.text(), () => '')
+      const body = await fetch(`http://127.0.0.1:${port}/healthz`, { headers: { connection: 'close' } }).then(
+        (r) => r.text(),
+        () => '',
+      )
       if (body === 'stale') answeredBy.add('stale')
       else if (body.includes('"status":"ok"')) answeredBy.add('api')
     }

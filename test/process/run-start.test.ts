@@ -53,7 +53,10 @@ const alive = (pid: number) => {
 
 /** pg_ctl stop returns once the pid file is gone, a moment before the postmaster exits. */
 const exited = (pid: number): Promise<boolean> =>
-  eventually(async () => !alive(pid), { timeoutMs: 10_000, intervalMs: 100, what: `process ${pid} to exit` }).then(() => true, () => false)
+  eventually(async () => !alive(pid), { timeoutMs: 10_000, intervalMs: 100, what: `process ${pid} to exit` }).then(
+    () => true,
+    () => false,
+  )
 
 function spawnRun(env: Record<string, string>) {
   const { DATABASE_URL: _db, REDIS_URL: _redis, PORT: _port, DATA_DIR: _data, ...inherited } = process.env
@@ -73,7 +76,16 @@ async function startServeStop(dbPort: number, redisPort: number) {
   const stdout = new Response(proc.stdout).text()
   try {
     // The first start installs dependencies and creates a cluster: minutes on a loaded machine.
-    const ready = await eventually(async () => (proc.exitCode !== null ? 'exited' : (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)) && 'ready'), { timeoutMs: 180_000, intervalMs: 250, what: './run start to be ready' })
+    const ready = await eventually(
+      async () =>
+        proc.exitCode !== null
+          ? 'exited'
+          : (await fetch(`http://127.0.0.1:${port}/readyz`).then(
+              (r) => r.status === 200,
+              () => false,
+            )) && 'ready',
+      { timeoutMs: 180_000, intervalMs: 250, what: './run start to be ready' },
+    )
     if (ready === 'exited') throw new Error(`./run start exited ${await proc.exited}: ${await stderr}`)
     const postgresPid = Number(readFileSync(join(clone, '.data/postgres/postmaster.pid'), 'utf8').split('\n')[0])
     const redisPid = Number(readFileSync(join(clone, '.data/redis/redis.pid'), 'utf8').trim())
@@ -90,7 +102,8 @@ async function startServeStop(dbPort: number, redisPort: number) {
 }
 
 describe('./run start in a clean clone', () => {
-  test('starts private PostgreSQL and Redis where nothing answers, serves /readyz 200, and stops them on SIGTERM; a second start creates nothing again', async () => {
+  test('starts private PostgreSQL and Redis where nothing answers, serves /readyz ' +
+    '200, and stops them on SIGTERM; a second start creates nothing again', async () => {
     const [dbPort, redisPort] = [await freePort(), await freePort()]
     expect(await answers(dbPort)).toBe(false)
     expect(await answers(redisPort)).toBe(false)
@@ -109,7 +122,8 @@ describe('./run start in a clean clone', () => {
       `[run] starting Redis on 127.0.0.1:${redisPort}`,
       '[run] stopping Redis (.data/redis)',
       '[run] stopping PostgreSQL (.data/postgres)',
-    ]) expect(first.progress).toContain(line)
+    ])
+      expect(first.progress).toContain(line)
     expect(first.progress).not.toContain('installing')
     expect(first.logs).toContain('"msg":"api listening"')
 
@@ -121,11 +135,19 @@ describe('./run start in a clean clone', () => {
   }, 240_000)
 
   test('a URL to another host is only waited for, with one clear error, and nothing is started', async () => {
-    const proc = spawnRun({ DATABASE_URL: 'postgres://postgres@db.invalid:5432/property_lead', REDIS_URL: `redis://127.0.0.1:${await freePort()}`, PORT: String(await freePort()), RUN_WAIT_SECONDS: '1' })
+    const proc = spawnRun({
+      DATABASE_URL: 'postgres://postgres@db.invalid:5432/property_lead',
+      REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+      PORT: String(await freePort()),
+      RUN_WAIT_SECONDS: '1',
+    })
     const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited])
     expect(code).toBe(1)
     const lines = stderr.trim().split('\n')
-    expect(lines.at(-1)).toBe('[run] PostgreSQL does not answer at db.invalid:5432 after 1 s; it is on another host, so ./run does not start it: start it there, or set DATABASE_URL to this machine (127.0.0.1) to get a private one')
+    expect(lines.at(-1)).toBe(
+      '[run] PostgreSQL does not answer at db.invalid:5432 after 1 s; it is on another host, so ./run does ' +
+        'not start it: start it there, or set DATABASE_URL to this machine (127.0.0.1) to get a private one',
+    )
     expect(stderr).not.toContain('starting PostgreSQL')
     expect(stderr).not.toContain('starting Redis')
   }, 120_000)
@@ -136,7 +158,21 @@ describe('./run start in a clean clone', () => {
     try {
       writeFileSync(join(fakeBin, 'dpkg-query'), '#!/bin/sh\nexit 1\n', { mode: 0o755 })
       chmodSync(fakeBin, 0o755)
-      const proc = Bun.spawn(['runuser', '-u', 'nobody', '--', 'env', `PATH=${fakeBin}:${process.env.PATH}`, 'HOME=/tmp', `DATABASE_URL=postgres://postgres@127.0.0.1:${await freePort()}/x`, './run', 'start'], { cwd: clone, stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
+      const proc = Bun.spawn(
+        [
+          'runuser',
+          '-u',
+          'nobody',
+          '--',
+          'env',
+          `PATH=${fakeBin}:${process.env.PATH}`,
+          'HOME=/tmp',
+          `DATABASE_URL=postgres://postgres@127.0.0.1:${await freePort()}/x`,
+          './run',
+          'start',
+        ],
+        { cwd: clone, stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' },
+      )
       const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
       expect(code).toBe(1)
       expect(stderr.trim()).toBe('[run] missing OS packages; run this, then ./run start again:')

@@ -14,6 +14,9 @@ plugin({
   name: 'unpatched postgres.js',
   setup(build) {
     // The patched build's entry becomes a re-export of the unpatched one.
-    build.onLoad({ filter: /node_modules\/postgres\/src\/index\.js$/ }, () => ({ contents: `export { default } from ${JSON.stringify(UNPATCHED)}`, loader: 'js' }))
+    build.onLoad({ filter: /node_modules\/postgres\/src\/index\.js$/ }, () => ({
+      contents: `export { default } from ${JSON.stringify(UNPATCHED)}`,
+      loader: 'js',
+    }))
   },
 })

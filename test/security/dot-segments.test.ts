@@ -19,8 +19,19 @@ const SPELLINGS = ['.', '..', '%2e', '%2E', '%2e%2e', '%2E%2E', '%2e%2E', '.%2e'
 
 /** One request with its target written byte for byte (never resolved), on a connection the server closes after it. */
 function raw(port: number, method: string, target: string, headers: Record<string, string>, body = ''): Promise<RawAnswer> {
-  const all = { host: `127.0.0.1:${port}`, connection: 'close', ...headers, ...(body ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } : {}) }
-  return rawRequest(port, `${method} ${target} HTTP/1.1\r\n${Object.entries(all).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`, body)
+  const all = {
+    host: `127.0.0.1:${port}`,
+    connection: 'close',
+    ...headers,
+    ...(body ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } : {}),
+  }
+  return rawRequest(
+    port,
+    `${method} ${target} HTTP/1.1\r\n${Object.entries(all)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('\r\n')}\r\n\r\n`,
+    body,
+  )
 }
 
 let service: RunningService
@@ -79,7 +90,13 @@ describe('a dot segment in the path', () => {
         const body = ['POST', 'PATCH', 'PUT'].includes(op.method.toUpperCase()) ? '{}' : ''
         const answer = await raw(port, op.method.toUpperCase(), target, { 'x-api-key': biz.apiKey }, body)
         const problem = answer.headers['content-type']?.startsWith('application/problem+json')
-        if (answer.status !== 404 || !problem || !answer.headers['x-request-id'] || answer.headers['cache-control'] !== 'no-store' || answer.headers['x-content-type-options'] !== 'nosniff') {
+        if (
+          answer.status !== 404 ||
+          !problem ||
+          !answer.headers['x-request-id'] ||
+          answer.headers['cache-control'] !== 'no-store' ||
+          answer.headers['x-content-type-options'] !== 'nosniff'
+        ) {
           wrong.push(`${op.method.toUpperCase()} ${target} -> ${answer.status} ${answer.body.slice(0, 120)}`)
         }
       }
@@ -101,7 +118,16 @@ describe('a dot segment in the path', () => {
   })
 
   test('outside /v1 too (no key needed): ops, documents, storage, feeds', async () => {
-    for (const target of ['/healthz/%2e%2e/readyz', '/docs/..', '/openapi.json/.%2E', '/cdn/images/%2e%2e/x.jpg', '/storage/originals/%2e%2e', '/feeds/x/%2e%2e', '/%2e%2e/healthz', '/v1/%2E%2E/healthz']) {
+    for (const target of [
+      '/healthz/%2e%2e/readyz',
+      '/docs/..',
+      '/openapi.json/.%2E',
+      '/cdn/images/%2e%2e/x.jpg',
+      '/storage/originals/%2e%2e',
+      '/feeds/x/%2e%2e',
+      '/%2e%2e/healthz',
+      '/v1/%2E%2E/healthz',
+    ]) {
       const answer = await raw(port, 'GET', target, {})
       expect(answer.status, `${target}: ${answer.body}`).toBe(404)
       expect(answer.headers['content-type']).toStartWith('application/problem+json')
@@ -129,7 +155,10 @@ describe('a dot segment in the path', () => {
   test('the log names no route for a refused path', async () => {
     const before = service.logs.length
     await raw(port, 'DELETE', `/v1/properties/${propertyId}/videos/%2e%2e`, { 'x-api-key': biz.apiKey })
-    const line = service.logs.slice(before).map((l) => JSON.parse(l)).find((l) => l.msg === 'request' && l.status === 404)
+    const line = service.logs
+      .slice(before)
+      .map((l) => JSON.parse(l))
+      .find((l) => l.msg === 'request' && l.status === 404)
     expect(line?.route).toBe('unmatched')
   })
 })

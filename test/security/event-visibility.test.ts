@@ -43,7 +43,13 @@ afterAll(async () => {
 
 /** One event of every property-family type, the hidden draft's exact address in the private ones. */
 async function recordEveryType(b: SeededBusiness): Promise<void> {
-  const location = { city: 'Valencia', address: 'Calle Secreta 7', postal_code: '46001', coordinates: { latitude: 39.4712, longitude: -0.3768 }, visibility: 'hidden' }
+  const location = {
+    city: 'Valencia',
+    address: 'Calle Secreta 7',
+    postal_code: '46001',
+    coordinates: { latitude: 39.4712, longitude: -0.3768 },
+    visibility: 'hidden',
+  }
   const id = (await call(ctx.app, 'POST', '/v1/properties', { key: b.apiKey, body: propertyBody({ location }) })).body.id
   expect((await call(ctx.app, 'PATCH', `/v1/properties/${id}`, { key: b.apiKey, body: { title: 'Otro' } })).status).toBe(200)
   await recordEvents(ctx.deps.database.db, b.id, [
@@ -100,7 +106,8 @@ describe('GET /events and GET /events/{id}', () => {
 })
 
 describe('webhook endpoints (contract §15 §10.2)', () => {
-  const create = (key: string, enabled_events: string[]) => call(ctx.app, 'POST', '/v1/webhook_endpoints', { key, body: { url: receiver.url('/x'), enabled_events } })
+  const create = (key: string, enabled_events: string[]) =>
+    call(ctx.app, 'POST', '/v1/webhook_endpoints', { key, body: { url: receiver.url('/x'), enabled_events } })
 
   test('an exact type the key cannot read is a 422 on enabled_events, at create and PATCH; wildcards are accepted', async () => {
     for (const events of [['property.created'], ['property.updated'], ['image.ready'], ['video.failed'], ['property.published', 'image.failed']]) {
@@ -109,7 +116,8 @@ describe('webhook endpoints (contract §15 §10.2)', () => {
       expect(res.body.errors[0].loc).toEqual(['body', 'enabled_events'])
       expect(res.body.errors[0].msg).toContain('properties:write')
     }
-    for (const events of [['property.published', 'property.deleted'], ['property.*'], ['*'], ['image.*']]) expect((await create(readKey, events)).status, events.join()).toBe(201)
+    for (const events of [['property.published', 'property.deleted'], ['property.*'], ['*'], ['image.*']])
+      expect((await create(readKey, events)).status, events.join()).toBe(201)
     const id = (await create(readKey, ['property.*'])).body.data.id
     const patched = await call(ctx.app, 'PATCH', `/v1/webhook_endpoints/${id}`, { key: readKey, body: { enabled_events: ['property.updated'] } })
     expect(patched.status).toBe(422)
@@ -125,7 +133,9 @@ describe('webhook endpoints (contract §15 §10.2)', () => {
     const fullEndpoint = await createEndpoint(ctx, owner, receiver.url(`/full-${b.id}`), ['*'])
     await recordEveryType(b)
     const typesOf = async (endpointId: number) => {
-      const rows = await ctx.deps.database.db.execute<{ type: string }>(sql`select e.type from webhook_deliveries d join events e on e.id = d.event_id where d.endpoint_id = ${endpointId} order by e.sequence`)
+      const rows = await ctx.deps.database.db.execute<{ type: string }>(
+        sql`select e.type from webhook_deliveries d join events e on e.id = d.event_id where d.endpoint_id = ${endpointId} order by e.sequence`,
+      )
       return [...rows].map((r) => r.type)
     }
     expect(await typesOf(readEndpoint.id)).toEqual(PUBLIC_TYPES)
@@ -133,7 +143,12 @@ describe('webhook endpoints (contract §15 §10.2)', () => {
     await runEndpoint(ctx.deps, readEndpoint.id)
     const bodies = receiver.at(`/read-${b.id}`).map((r) => JSON.parse(r.body).type)
     expect(bodies.sort()).toEqual([...PUBLIC_TYPES].sort())
-    expect(receiver.at(`/read-${b.id}`).map((r) => r.body).join('')).not.toContain('Calle Secreta')
+    expect(
+      receiver
+        .at(`/read-${b.id}`)
+        .map((r) => r.body)
+        .join(''),
+    ).not.toContain('Calle Secreta')
   })
 
   test('a URL changed by a key that reads less narrows what the endpoint gets', async () => {
@@ -144,7 +159,9 @@ describe('webhook endpoints (contract §15 §10.2)', () => {
     const moved = await call(ctx.app, 'PATCH', `/v1/webhook_endpoints/${endpoint.id}`, { key: partner, body: { url: receiver.url(`/partner-${b.id}`) } })
     expect(moved.status, moved.text).toBe(200)
     await recordEveryType(b)
-    const rows = await ctx.deps.database.db.execute<{ type: string }>(sql`select e.type from webhook_deliveries d join events e on e.id = d.event_id where d.endpoint_id = ${endpoint.id} order by e.sequence`)
+    const rows = await ctx.deps.database.db.execute<{ type: string }>(
+      sql`select e.type from webhook_deliveries d join events e on e.id = d.event_id where d.endpoint_id = ${endpoint.id} order by e.sequence`,
+    )
     expect([...rows].map((r) => r.type)).toEqual(PUBLIC_TYPES)
     // The owner choosing the subscription again makes it the owner's.
     expect((await call(ctx.app, 'PATCH', `/v1/webhook_endpoints/${endpoint.id}`, { key: owner, body: { enabled_events: ['property.*'] } })).status).toBe(200)
@@ -159,7 +176,9 @@ describe('webhook endpoints (contract §15 §10.2)', () => {
     const res = await call(ctx.app, 'POST', `/v1/events/${eventIds.get('property.created')}/redeliver`, { key: writeKey, body: { endpoint_id: endpoint.id } })
     expect(res.status, res.text).toBe(422)
     expect(res.body.errors[0].loc).toEqual(['body', 'endpoint_id'])
-    expect((await call(ctx.app, 'POST', `/v1/events/${eventIds.get('property.published')}/redeliver`, { key: writeKey, body: { endpoint_id: endpoint.id } })).status).toBe(202)
+    expect(
+      (await call(ctx.app, 'POST', `/v1/events/${eventIds.get('property.published')}/redeliver`, { key: writeKey, body: { endpoint_id: endpoint.id } })).status,
+    ).toBe(202)
   })
 
   test('a pending delivery of a type the endpoint cannot read is cancelled, never sent', async () => {
@@ -176,7 +195,10 @@ describe('webhook endpoints (contract §15 §10.2)', () => {
 describe('the OpenAPI document states the rule', () => {
   test('the events routes and enabled_events say which scope each type needs', async () => {
     const doc = JSON.parse((await call(ctx.app, 'GET', '/openapi.json')).text)
-    for (const [path, method] of [['/v1/events', 'get'], ['/v1/events/{event_id}', 'get']]) {
+    for (const [path, method] of [
+      ['/v1/events', 'get'],
+      ['/v1/events/{event_id}', 'get'],
+    ]) {
       expect(doc.paths[path][method].description, path).toContain('properties:write')
       expect(doc.paths[path][method].description, path).toContain('property.published')
     }

@@ -31,7 +31,8 @@ afterAll(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true })
 })
 
-const request = (method: string, path: string, headers: Record<string, string> = {}, body?: string) => ctx.app.handle(new Request(`http://localhost${path}`, { method, headers, body }))
+const request = (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
+  ctx.app.handle(new Request(`http://localhost${path}`, { method, headers, body }))
 
 describe('X-Content-Type-Options: nosniff on every answer', () => {
   test('successes, errors, 404s, documents, feeds, metrics, public copies, uploads', async () => {
@@ -88,14 +89,20 @@ describe('X-Content-Type-Options: nosniff on every answer', () => {
 })
 
 describe('/docs Content-Security-Policy (contract §15 §6)', () => {
-  test('allows only the page\'s own origin: no other host, no inline script, no eval, no framing by others', async () => {
+  test("allows only the page's own origin: no other host, no inline script, no eval, no framing by others", async () => {
     const res = await request('GET', '/docs')
     const csp = res.headers.get('content-security-policy')
     expect(csp).toBeTruthy()
-    const directives = new Map(csp!.split(';').map((d) => d.trim()).filter(Boolean).map((d) => {
-      const [name, ...sources] = d.split(/\s+/)
-      return [name, sources] as [string, string[]]
-    }))
+    const directives = new Map(
+      csp!
+        .split(';')
+        .map((d) => d.trim())
+        .filter(Boolean)
+        .map((d) => {
+          const [name, ...sources] = d.split(/\s+/)
+          return [name, sources] as [string, string[]]
+        }),
+    )
     expect(directives.get('default-src')).toEqual(["'self'"])
     expect(directives.get('script-src')).toEqual(["'self'"])
     expect(directives.get('object-src')).toEqual(["'none'"])

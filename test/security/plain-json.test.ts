@@ -20,25 +20,33 @@ describe('plainNumber', () => {
   })
 
   test('any finite double: no exponent, the same value read back', () => {
-    fc.assert(fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (d) => {
-      const text = plainNumber(d)
-      expect(text).not.toMatch(/[eE]/)
-      expect(Number(text)).toBe(d === 0 ? 0 : d)
-    }), { numRuns: 20000 })
+    fc.assert(
+      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (d) => {
+        const text = plainNumber(d)
+        expect(text).not.toMatch(/[eE]/)
+        expect(Number(text)).toBe(d === 0 ? 0 : d)
+      }),
+      { numRuns: 20000 },
+    )
   })
 })
 
 describe('plainJson', () => {
   test('numbers rewritten outside strings only', () => {
-    expect(plainJson({ a: 1e-7, b: '1e-7', c: [1e21, 'x"1e+21'], d: { e: -3e-9 } })).toBe('{"a":0.0000001,"b":"1e-7","c":[1000000000000000000000,"x\\"1e+21"],"d":{"e":-0.000000003}}')
+    expect(plainJson({ a: 1e-7, b: '1e-7', c: [1e21, 'x"1e+21'], d: { e: -3e-9 } })).toBe(
+      '{"a":0.0000001,"b":"1e-7","c":[1000000000000000000000,"x\\"1e+21"],"d":{"e":-0.000000003}}',
+    )
     expect(plainJson({ a: 1, b: 'plain' })).toBe('{"a":1,"b":"plain"}')
   })
 
   test('any JSON value: the same document, no exponent in a number', () => {
-    fc.assert(fc.property(fc.jsonValue(), (value) => {
-      const text = plainJson(value)
-      expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(value)))
-      expect(text.replace(/"(?:[^"\\]|\\.)*"/g, '""')).not.toMatch(/\d[eE]/)
-    }), { numRuns: 5000 })
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const text = plainJson(value)
+        expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(value)))
+        expect(text.replace(/"(?:[^"\\]|\\.)*"/g, '""')).not.toMatch(/\d[eE]/)
+      }),
+      { numRuns: 5000 },
+    )
   })
 })

@@ -58,12 +58,21 @@ describe('no exponent notation in any output (contract §15 §3 prices)', () => 
     await relayAll(ctx.deps)
 
     const texts: Record<string, string> = {}
-    for (const path of [`/v1/properties/${id}`, '/v1/properties', `/v1/properties/${id}/private`, `/v1/leads/${lead}`, '/v1/leads', `/v1/leads/${lead}/export`, '/v1/events?limit=1000']) {
+    for (const path of [
+      `/v1/properties/${id}`,
+      '/v1/properties',
+      `/v1/properties/${id}/private`,
+      `/v1/leads/${lead}`,
+      '/v1/leads',
+      `/v1/leads/${lead}/export`,
+      '/v1/events?limit=1000',
+    ]) {
       const res = await call(ctx.app, 'GET', path, { key: b.apiKey })
       expect(res.status, `${path}: ${res.text}`).toBe(200)
       texts[path] = res.text
     }
-    for (const event of JSON.parse(texts['/v1/events?limit=1000']).data) texts[event.id] = (await call(ctx.app, 'GET', `/v1/events/${event.id}`, { key: b.apiKey })).text
+    for (const event of JSON.parse(texts['/v1/events?limit=1000']).data)
+      texts[event.id] = (await call(ctx.app, 'GET', `/v1/events/${event.id}`, { key: b.apiKey })).text
     // The values are there, written plainly.
     expect(texts[`/v1/properties/${id}/private`]).toContain('"sale":0.0000003')
     expect(texts[`/v1/leads/${lead}`]).toContain('"budget_max":0.0000004')

@@ -22,12 +22,18 @@ afterAll(() => ctx.close())
 describe('the bound (contract §15 §3 prices)', () => {
   test('pricing.sale, rent and transfer: at most 10,000,000,000, else a 422 naming the field', async () => {
     expect(MAX_PRICE).toBe(10_000_000_000)
-    const ok = await call(ctx.app, 'POST', '/v1/properties', { key: biz.apiKey, body: propertyBody({ operations: ['venta', 'alquiler', 'traspaso'], pricing: { sale: MAX_PRICE, rent: MAX_PRICE, transfer: MAX_PRICE } }) })
+    const ok = await call(ctx.app, 'POST', '/v1/properties', {
+      key: biz.apiKey,
+      body: propertyBody({ operations: ['venta', 'alquiler', 'traspaso'], pricing: { sale: MAX_PRICE, rent: MAX_PRICE, transfer: MAX_PRICE } }),
+    })
     expect(ok.status, ok.text).toBe(201)
     for (const field of ['sale', 'rent', 'transfer']) {
       for (const value of [MAX_PRICE + 1, 1e308, 1e21]) {
         const pricing = { sale: 1, rent: 1, transfer: 1, [field]: value }
-        const res = await call(ctx.app, 'POST', '/v1/properties', { key: biz.apiKey, body: propertyBody({ operations: ['venta', 'alquiler', 'traspaso'], pricing }) })
+        const res = await call(ctx.app, 'POST', '/v1/properties', {
+          key: biz.apiKey,
+          body: propertyBody({ operations: ['venta', 'alquiler', 'traspaso'], pricing }),
+        })
         expect(res.status, `${field} ${value}: ${res.text}`).toBe(422)
         expect(res.body.errors.map((e: any) => e.loc)).toContainEqual(['body', 'pricing', field])
       }
@@ -37,7 +43,7 @@ describe('the bound (contract §15 §3 prices)', () => {
     }
   })
 
-  test('budget_max: POST and PATCH /leads, an inquiry\'s lead.budget_max', async () => {
+  test("budget_max: POST and PATCH /leads, an inquiry's lead.budget_max", async () => {
     expect((await call(ctx.app, 'POST', '/v1/leads', { key: biz.apiKey, body: leadBody({ budget_max: MAX_PRICE }) })).status).toBe(201)
     const created = await call(ctx.app, 'POST', '/v1/leads', { key: biz.apiKey, body: leadBody({ budget_max: MAX_PRICE + 1 }) })
     expect(created.status, created.text).toBe(422)
@@ -46,7 +52,10 @@ describe('the bound (contract §15 §3 prices)', () => {
     const patched = await call(ctx.app, 'PATCH', `/v1/leads/${id}`, { key: biz.apiKey, body: { budget_max: 1e308 } })
     expect(patched.status, patched.text).toBe(422)
     expect(patched.body.errors[0].loc).toEqual(['body', 'budget_max'])
-    const inquiry = await call(ctx.app, 'POST', '/v1/leads/inquiries', { key: biz.apiKey, body: { contact: { name: 'Ana', phone: leadBody().phone }, message: 'Hola', lead: { budget_max: 1e21 } } })
+    const inquiry = await call(ctx.app, 'POST', '/v1/leads/inquiries', {
+      key: biz.apiKey,
+      body: { contact: { name: 'Ana', phone: leadBody().phone }, message: 'Hola', lead: { budget_max: 1e21 } },
+    })
     expect(inquiry.status, inquiry.text).toBe(422)
     expect(inquiry.body.errors[0].loc).toEqual(['body', 'lead', 'budget_max'])
   })

@@ -15,7 +15,8 @@ import { call, createTestContext, seedBusiness, type SeededBusiness, type TestCo
 import { parseKyero } from '../helpers/kyero-rules'
 import { createPublished } from '../helpers/properties'
 
-const HOSTILE = '<p onclick="alert(1)">Piso <b>luminoso</b><script>alert("xss")</script></p><img src=x onerror=alert(2)>' +
+const HOSTILE =
+  '<p onclick="alert(1)">Piso <b>luminoso</b><script>alert("xss")</script></p><img src=x onerror=alert(2)>' +
   '<a href="javascript:alert(3)">truco</a> <a href="https://agencia.example/piso" target="_blank">web</a>' +
   '<svg><style><img src=x onerror=alert(4)></style></svg><div>Piscina</div><div>Garaje</div>'
 const CLEAN = '<p>Piso <b>luminoso</b></p>truco <a href="https://agencia.example/piso" rel="nofollow noopener">web</a><br />Piscina<br />Garaje'
@@ -78,7 +79,10 @@ describe('public representations carry the description sanitised (contract §15)
   })
 
   test('a PATCH of a published listing publishes the new text sanitised', async () => {
-    const patched = await call(ctx.app, 'PATCH', `/v1/properties/${id}`, { key: biz.apiKey, body: { description: '<p>Nuevo<script>x()</script></p><a href="mailto:info@agencia.example" onclick="x()">correo</a>' } })
+    const patched = await call(ctx.app, 'PATCH', `/v1/properties/${id}`, {
+      key: biz.apiKey,
+      body: { description: '<p>Nuevo<script>x()</script></p><a href="mailto:info@agencia.example" onclick="x()">correo</a>' },
+    })
     expect(patched.status, patched.text).toBe(200)
     expect((await publicOf(id)).description).toBe('<p>Nuevo</p><a href="mailto:info@agencia.example" rel="nofollow noopener">correo</a>')
     await call(ctx.app, 'PATCH', `/v1/properties/${id}`, { key: biz.apiKey, body: { description: HOSTILE } })
@@ -87,7 +91,10 @@ describe('public representations carry the description sanitised (contract §15)
   test('search finds the words of the sanitised text, block by block', async () => {
     for (const q of ['garaje', 'piscina', 'luminoso']) {
       const res = await call(ctx.app, 'GET', `/v1/properties?q=${q}`, { key: biz.apiKey })
-      expect(res.body.data.map((p: any) => p.id), q).toContain(id)
+      expect(
+        res.body.data.map((p: any) => p.id),
+        q,
+      ).toContain(id)
     }
   })
 })

@@ -44,7 +44,11 @@ describe('APP_SECRET', () => {
 
   test('any NODE_ENV, any secret (property-based): accepted exactly when long enough and not a default, or in development/test', () => {
     const nodeEnv = fc.oneof(fc.constantFrom(undefined, 'development', 'test', 'production'), fc.string({ maxLength: 12 }))
-    const secret = fc.oneof(fc.constantFrom(undefined, '', ...PUBLISHED_DEFAULTS, GOOD), fc.string({ minLength: 0, maxLength: 40 }), fc.string({ minLength: 32, maxLength: 64 }))
+    const secret = fc.oneof(
+      fc.constantFrom(undefined, '', ...PUBLISHED_DEFAULTS, GOOD),
+      fc.string({ minLength: 0, maxLength: 40 }),
+      fc.string({ minLength: 32, maxLength: 64 }),
+    )
     fc.assert(
       fc.property(nodeEnv, secret, (NODE_ENV, APP_SECRET) => {
         const relaxed = NODE_ENV === 'development' || NODE_ENV === 'test'
@@ -61,7 +65,9 @@ describe('APP_SECRET', () => {
   })
 
   test('compose.yaml requires APP_SECRET (no usable default) and runs in production', async () => {
-    const compose = Bun.YAML.parse(await Bun.file(`${ROOT}/compose.yaml`).text()) as { services: Record<string, { environment?: Record<string, string>; command?: string[] }> }
+    const compose = Bun.YAML.parse(await Bun.file(`${ROOT}/compose.yaml`).text()) as {
+      services: Record<string, { environment?: Record<string, string>; command?: string[] }>
+    }
     const app = Object.entries(compose.services).filter(([, s]) => s.command?.[0] === 'bun')
     expect(app.map(([name]) => name).sort()).toEqual(['api', 'api-ha', 'migrate', 'migrate-ha', 'worker', 'worker-ha', 'worker-ingest', 'worker-video'])
     for (const [name, service] of app) {
@@ -72,14 +78,18 @@ describe('APP_SECRET', () => {
     }
   })
 
-  test('package.json: start, dev, cli and db:migrate default NODE_ENV to development (zero configuration on a developer machine); start:api and start:worker do not', async () => {
-    const { scripts } = (await Bun.file(`${ROOT}/package.json`).json()) as { scripts: Record<string, string> }
-    for (const name of ['start', 'dev', 'cli', 'db:migrate', 'start:stack']) {
+  test(
+    'package.json: start, dev, cli and db:migrate default NODE_ENV to development ' +
+      '(zero configuration on a developer machine); start:api and start:worker do not',
+    async () => {
+      const { scripts } = (await Bun.file(`${ROOT}/package.json`).json()) as { scripts: Record<string, string> }
+      for (const name of ['start', 'dev', 'cli', 'db:migrate', 'start:stack']) {
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell default expansion, as package.json spells it
+        for (const command of scripts[name].split('&&')) expect(command.trim(), name).toStartWith('NODE_ENV=${NODE_ENV:-development} ')
+      }
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell default expansion, as package.json spells it
-      for (const command of scripts[name].split('&&')) expect(command.trim(), name).toStartWith('NODE_ENV=${NODE_ENV:-development} ')
-    }
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell default expansion, as package.json spells it
-    expect(scripts['test:faults']).toStartWith('NODE_ENV=${NODE_ENV:-test} ')
-    for (const name of ['start:api', 'start:worker']) expect(scripts[name], name).not.toContain('NODE_ENV')
-  })
+      expect(scripts['test:faults']).toStartWith('NODE_ENV=${NODE_ENV:-test} ')
+      for (const name of ['start:api', 'start:worker']) expect(scripts[name], name).not.toContain('NODE_ENV')
+    },
+  )
 })

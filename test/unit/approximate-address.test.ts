@@ -10,7 +10,10 @@ import { approximateAddress } from '../../shared/listings/property-view'
 
 /** Case- and accent-insensitive tokens, as a reader would compare them. */
 const fold = (s: string) => s.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase()
-const tokens = (s: string) => fold(s).split(/[^\p{L}\p{N}]+/u).filter(Boolean)
+const tokens = (s: string) =>
+  fold(s)
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean)
 
 // Street, city and building/number vocabularies are disjoint as whole words, but share
 // substrings on purpose ("Sol" in "Soledad", "Mar" in "Marina", "tres" in "Trespaderne").
@@ -21,20 +24,43 @@ const BUILDING_WORDS = ['Edificio', 'Torre', 'Residencial', 'Sol', 'Mar', 'Azul'
 const NUMBER_WORDS = ['uno', 'dos', 'tres', 'cuatro', 'doce', 'veintitrés', 'cuarenta']
 
 const randomCase = (s: string) =>
-  fc.constantFrom<(x: string) => string>((x) => x, (x) => x.toLowerCase(), (x) => x.toUpperCase()).map((f) => f(s))
-const street = fc.tuple(fc.constantFrom(...STREET_TYPES), fc.constantFrom('', 'de ', 'del ', 'de la '), fc.constantFrom(...STREET_NAMES)).map(([t, p, n]) => `${t} ${p}${n}`)
-const building = fc.array(fc.constantFrom(...BUILDING_WORDS), { minLength: 1, maxLength: 3 }).map((w) => w.join(' ')).chain(randomCase)
-const number = fc.oneof(
-  fc.integer({ min: 1, max: 400 }).map(String),
-  fc.tuple(fc.integer({ min: 1, max: 99 }), fc.constantFrom('B', 'bis', '-A')).map(([n, s]) => `${n}${s}`),
-  fc.constantFrom(...NUMBER_WORDS),
-  fc.tuple(fc.constantFrom('número', 'nº', 'núm.', 'n.º'), fc.constantFrom(...NUMBER_WORDS, '7', '12')).map(([m, n]) => `${m} ${n}`),
-).chain(randomCase)
+  fc
+    .constantFrom<(x: string) => string>(
+      (x) => x,
+      (x) => x.toLowerCase(),
+      (x) => x.toUpperCase(),
+    )
+    .map((f) => f(s))
+const street = fc
+  .tuple(fc.constantFrom(...STREET_TYPES), fc.constantFrom('', 'de ', 'del ', 'de la '), fc.constantFrom(...STREET_NAMES))
+  .map(([t, p, n]) => `${t} ${p}${n}`)
+const building = fc
+  .array(fc.constantFrom(...BUILDING_WORDS), { minLength: 1, maxLength: 3 })
+  .map((w) => w.join(' '))
+  .chain(randomCase)
+const number = fc
+  .oneof(
+    fc.integer({ min: 1, max: 400 }).map(String),
+    fc.tuple(fc.integer({ min: 1, max: 99 }), fc.constantFrom('B', 'bis', '-A')).map(([n, s]) => `${n}${s}`),
+    fc.constantFrom(...NUMBER_WORDS),
+    fc.tuple(fc.constantFrom('número', 'nº', 'núm.', 'n.º'), fc.constantFrom(...NUMBER_WORDS, '7', '12')).map(([m, n]) => `${m} ${n}`),
+  )
+  .chain(randomCase)
 const floor = fc.constantFrom('', ', 3º B', ', 2º izq', ', bajo', ', piso 4, puerta 2', ', segundo izquierda')
 const postal = fc.integer({ min: 1000, max: 52999 }).map((n) => String(n).padStart(5, '0'))
 
 const location = fc
-  .record({ street, building, number, floor, postal, city: fc.constantFrom(...CITIES), shape: fc.integer({ min: 0, max: 5 }), structured: fc.boolean(), withPostal: fc.boolean() })
+  .record({
+    street,
+    building,
+    number,
+    floor,
+    postal,
+    city: fc.constantFrom(...CITIES),
+    shape: fc.integer({ min: 0, max: 5 }),
+    structured: fc.boolean(),
+    withPostal: fc.boolean(),
+  })
   .map(({ street, building, number, floor, postal, city, shape, structured, withPostal }) => {
     const b = building
     const withNumber = `${street} ${number}${floor}`
@@ -80,7 +106,9 @@ describe('approximate address (contract §15 §3.4)', () => {
 
   test('the reported leaks', () => {
     // Building name in another letter case.
-    expect(approximateAddress({ city: 'Madrid', postal_code: '28013', address: 'edificio sol, Calle Mayor 5', building_name: 'Edificio Sol' })).toBe('Calle Mayor, 28013 Madrid')
+    expect(approximateAddress({ city: 'Madrid', postal_code: '28013', address: 'edificio sol, Calle Mayor 5', building_name: 'Edificio Sol' })).toBe(
+      'Calle Mayor, 28013 Madrid',
+    )
     // A substring of the street that equals the building name is not cut out of it.
     expect(approximateAddress({ city: 'Madrid', address: 'Calle Soledad 3', building_name: 'Sol' })).toBe('Calle Soledad, Madrid')
     // A house number written as words.
@@ -89,7 +117,9 @@ describe('approximate address (contract §15 §3.4)', () => {
   })
 
   test('structured street and number are preferred; streets named with numbers keep them', () => {
-    expect(approximateAddress({ city: 'Madrid', postal_code: '28004', street: 'Plaza del Dos de Mayo', number: '4', address: 'Plaza del Dos de Mayo 4' })).toBe('Plaza del Dos de Mayo, 28004 Madrid')
+    expect(approximateAddress({ city: 'Madrid', postal_code: '28004', street: 'Plaza del Dos de Mayo', number: '4', address: 'Plaza del Dos de Mayo 4' })).toBe(
+      'Plaza del Dos de Mayo, 28004 Madrid',
+    )
     expect(approximateAddress({ city: 'Madrid', address: 'Calle de las Tres Cruces 7' })).toBe('Calle de las Tres Cruces, Madrid')
   })
 

@@ -53,7 +53,8 @@ describe('search_location ≤ 8 KB serialised (contract §15)', () => {
         fc.pre(atBound !== null && over !== null)
         expect(bytes(atBound)).toBe(SEARCH_LOCATION_BYTES)
         expect(bytes(over)).toBe(SEARCH_LOCATION_BYTES + 1)
-        const run = (search_location: Record<string, unknown>) => () => (update ? leadInputToColumns({ search_location }) : leadInputToColumns({ name: 'Ana', search_location }))
+        const run = (search_location: Record<string, unknown>) => () =>
+          update ? leadInputToColumns({ search_location }) : leadInputToColumns({ name: 'Ana', search_location })
         expect(refusedAt(run(atBound!))).toBeNull()
         expect(refusedAt(run(over!))).toEqual([['body', 'search_location']])
       }),
@@ -63,7 +64,11 @@ describe('search_location ≤ 8 KB serialised (contract §15)', () => {
 
   test('the refusal joins the other rule refusals in one 422', () => {
     const big = { name: 'x'.repeat(SEARCH_LOCATION_BYTES) }
-    expect(refusedAt(() => leadInputToColumns({ name: '  ', phone: '123', search_location: big }))).toEqual([['body', 'name'], ['body', 'phone'], ['body', 'search_location']])
+    expect(refusedAt(() => leadInputToColumns({ name: '  ', phone: '123', search_location: big }))).toEqual([
+      ['body', 'name'],
+      ['body', 'phone'],
+      ['body', 'search_location'],
+    ])
   })
 
   test('null clears and is not measured', () => {
@@ -101,7 +106,10 @@ describe('lead notes ≤ 10,000 characters (contract §15)', () => {
       return Number(max[1])
     }
     const textFields = ['entryDate', 'exitDate', 'people', 'area', 'habs', 'pets', 'workSituation', 'freeText'] as const
-    const limits = { sourcePage: bound(RentalIngestRequest.properties.sourcePage), ...Object.fromEntries(textFields.map((f) => [f, bound(search[f])])) } as Record<string, number>
+    const limits = {
+      sourcePage: bound(RentalIngestRequest.properties.sourcePage),
+      ...Object.fromEntries(textFields.map((f) => [f, bound(search[f])])),
+    } as Record<string, number>
     // Non-space characters: whitespace is collapsed in the notes, so it can only shorten them.
     const text = (max: number) => fc.string({ unit: fc.constantFrom('a', 'ñ', '€', 'Z'), maxLength: max })
     const atMost = (max: number) => fc.oneof(fc.constant('w'.repeat(max)), text(max))

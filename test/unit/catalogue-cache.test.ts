@@ -35,7 +35,7 @@ describe('CataloguePageCache', () => {
     expect(cache.has('i')).toBe(true)
   })
 
-  test('a page larger than an eighth of the pages\' space is not kept', () => {
+  test("a page larger than an eighth of the pages' space is not kept", () => {
     const cache = new CataloguePageCache(4 * 8000)
     cache.set('big', 1, page(2000))
     expect(cache.has('big')).toBe(false)

@@ -13,7 +13,14 @@ describe('REDIS_SENTINELS and REDIS_SENTINEL_MASTER', () => {
 
   test('set: the sentinels and master name, and one replica acknowledgement by default', () => {
     const config = loadConfig({ ...base, REDIS_SENTINELS: ' s1:26379, 10.0.0.2:26380 ,[::1]:26381', REDIS_SENTINEL_MASTER: 'plm' })
-    expect(config.redisSentinel).toEqual({ master: 'plm', sentinels: [{ host: 's1', port: 26379 }, { host: '10.0.0.2', port: 26380 }, { host: '::1', port: 26381 }] })
+    expect(config.redisSentinel).toEqual({
+      master: 'plm',
+      sentinels: [
+        { host: 's1', port: 26379 },
+        { host: '10.0.0.2', port: 26380 },
+        { host: '::1', port: 26381 },
+      ],
+    })
     expect(config.redisWait.replicas).toBe(1)
     expect(loadConfig({ ...base, REDIS_SENTINELS: 's1:26379', REDIS_SENTINEL_MASTER: 'plm', REDIS_WAIT_REPLICAS: '0' }).redisWait.replicas).toBe(0)
   })
@@ -31,7 +38,14 @@ describe('REDIS_SENTINELS and REDIS_SENTINEL_MASTER', () => {
     const config = loadConfig({ ...base, REDIS_URL: 'redis://app:s%40cret@ignored-host:1/3', REDIS_SENTINELS: '127.0.0.1:1', REDIS_SENTINEL_MASTER: 'plm' })
     const connection = redisConnection(config, 'producer', { lazyConnect: true })
     try {
-      expect(connection.options).toMatchObject({ sentinels: [{ host: '127.0.0.1', port: 1 }], name: 'plm', role: 'master', username: 'app', password: 's@cret', db: 3 })
+      expect(connection.options).toMatchObject({
+        sentinels: [{ host: '127.0.0.1', port: 1 }],
+        name: 'plm',
+        role: 'master',
+        username: 'app',
+        password: 's@cret',
+        db: 3,
+      })
     } finally {
       connection.disconnect()
     }

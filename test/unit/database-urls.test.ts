@@ -23,7 +23,9 @@ describe('DATABASE_URL', () => {
   test('several hosts with target_session_attrs=read-write are accepted as written', () => {
     const url = 'postgres://app:secret@db1:5432,db2:5433/property_lead?target_session_attrs=read-write'
     expect(loadConfig(env({ DATABASE_URL: url })).databaseUrl).toBe(url)
-    expect(loadConfig(env({ DATABASE_URL: 'postgresql://db1,db2/x?target_session_attrs=primary' })).databaseUrl).toBe('postgresql://db1,db2/x?target_session_attrs=primary')
+    expect(loadConfig(env({ DATABASE_URL: 'postgresql://db1,db2/x?target_session_attrs=primary' })).databaseUrl).toBe(
+      'postgresql://db1,db2/x?target_session_attrs=primary',
+    )
   })
 
   test('several hosts without target_session_attrs are refused: a write could reach a standby', () => {
@@ -72,7 +74,10 @@ describe('connection URL helpers', () => {
 
   test('hosts, database and parameters', () => {
     const parsed = parseConnectionUrl(url)
-    expect(parsed.hosts).toEqual([{ host: 'db1', port: 5432 }, { host: 'db2', port: undefined }])
+    expect(parsed.hosts).toEqual([
+      { host: 'db1', port: 5432 },
+      { host: 'db2', port: undefined },
+    ])
     expect(parsed.database).toBe('property_lead')
     expect(parsed.params.get('target_session_attrs')).toBe('read-write')
   })

@@ -11,7 +11,13 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, normalize } from 'node:path'
 
 const ROOT = join(import.meta.dir, '../..')
-const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)]
+const DOCS = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+]
 const FOLDERS = ['api', 'shared', 'db', 'worker', 'cli', 'test', 'bench', 'clients', 'patches', 'deploy', 'monitoring', 'docs', 'examples', 'scripts', '.ci']
 /** Files at the root that the docs name bare; any other bare name (`video.mp4`, `media-s3.test.ts` beside its folder) is not a path. */
 const ROOT_FILE = /^(?:[\w.-]+\.(?:ya?ml|json|toml|lock)|Dockerfile|run|main\.ts)$/
@@ -27,7 +33,10 @@ function anchorsOf(markdown: string): Set<string> {
   const anchors = new Set<string>()
   for (const [, heading] of prose(markdown).matchAll(/^#{1,6}\s+(.+?)\s*#*$/gm)) {
     const text = heading.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-    const base = text.toLowerCase().replace(/[^\p{L}\p{N}\p{M} _-]/gu, '').replace(/ /g, '-')
+    const base = text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\p{M} _-]/gu, '')
+      .replace(/ /g, '-')
     const n = seen.get(base) ?? 0
     seen.set(base, n + 1)
     anchors.add(n ? `${base}-${n}` : base)
@@ -35,7 +44,8 @@ function anchorsOf(markdown: string): Set<string> {
   return anchors
 }
 
-const exists = (path: string) => (/[*?[]/.test(path) ? new Bun.Glob(path).scanSync({ cwd: ROOT, onlyFiles: false, dot: true }).next().done === false : existsSync(join(ROOT, path)))
+const exists = (path: string) =>
+  /[*?[]/.test(path) ? new Bun.Glob(path).scanSync({ cwd: ROOT, onlyFiles: false, dot: true }).next().done === false : existsSync(join(ROOT, path))
 
 /** Repository paths a document names, as written (a `#heading` or `:line` after a path is dropped). */
 function pathsNamedIn(markdown: string): string[] {
@@ -43,9 +53,7 @@ function pathsNamedIn(markdown: string): string[] {
   const candidates = new Set<string>()
   for (const [, code] of text.matchAll(/`([^`\n]+)`/g)) candidates.add(code)
   for (const [, bare] of text.matchAll(BARE_PATH)) candidates.add(bare)
-  return [...candidates]
-    .map((c) => c.replace(/[#:].*$/, ''))
-    .filter((c) => (UNDER_FOLDER.test(c) || ROOT_FILE.test(c)) && !/[\s<>{}…]|\.\.\./.test(c))
+  return [...candidates].map((c) => c.replace(/[#:].*$/, '')).filter((c) => (UNDER_FOLDER.test(c) || ROOT_FILE.test(c)) && !/[\s<>{}…]|\.\.\./.test(c))
 }
 
 /** Source files whose comments are checked: the code, its tests and benches, the deploy files. */
@@ -80,7 +88,11 @@ function linksIn(markdown: string): string[] {
 
 describe('paths and links named by README.md, docs/ and source comments', () => {
   test('every repository path they name exists', () => {
-    const dead = DOCS.flatMap((doc) => pathsNamedIn(readFileSync(join(ROOT, doc), 'utf8')).filter((p) => !exists(p)).map((p) => `${doc}: ${p}`))
+    const dead = DOCS.flatMap((doc) =>
+      pathsNamedIn(readFileSync(join(ROOT, doc), 'utf8'))
+        .filter((p) => !exists(p))
+        .map((p) => `${doc}: ${p}`),
+    )
     expect(dead).toEqual([])
   })
 
@@ -94,14 +106,19 @@ describe('paths and links named by README.md, docs/ and source comments', () => 
           dead.push(`${doc}: ${link}`)
           continue
         }
-        if (anchor !== undefined && target.endsWith('.md') && !anchorsOf(readFileSync(join(ROOT, target), 'utf8')).has(decodeURIComponent(anchor))) dead.push(`${doc}: ${link} (no such heading)`)
+        if (anchor !== undefined && target.endsWith('.md') && !anchorsOf(readFileSync(join(ROOT, target), 'utf8')).has(decodeURIComponent(anchor)))
+          dead.push(`${doc}: ${link} (no such heading)`)
       }
     }
     expect(dead).toEqual([])
   })
 
   test('every repository path a source comment names exists', () => {
-    const dead = SOURCES.flatMap((file) => commentPathsIn(readFileSync(join(ROOT, file), 'utf8')).filter((p) => !existsAsModule(p)).map((p) => `${file}: ${p}`))
+    const dead = SOURCES.flatMap((file) =>
+      commentPathsIn(readFileSync(join(ROOT, file), 'utf8'))
+        .filter((p) => !existsAsModule(p))
+        .map((p) => `${file}: ${p}`),
+    )
     expect(SOURCES.length).toBeGreaterThan(300)
     expect(dead).toEqual([])
   })

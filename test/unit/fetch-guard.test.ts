@@ -13,14 +13,36 @@ import { refusedReason } from '../../shared/platform/ip-ranges'
 const isPublicAddress = (address: string) => refusedReason(address) === null
 
 const REFUSED_V4 = [
-  '0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12',
-  '192.0.0.0/24', '192.0.2.0/24', '192.168.0.0/16', '198.18.0.0/15', '198.51.100.0/24',
-  '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4', '255.255.255.255/32',
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.0.0.0/24',
+  '192.0.2.0/24',
+  '192.168.0.0/16',
+  '198.18.0.0/15',
+  '198.51.100.0/24',
+  '203.0.113.0/24',
+  '224.0.0.0/4',
+  '240.0.0.0/4',
+  '255.255.255.255/32',
 ]
 const REFUSED_V6 = [
-  '::/128', '::1/128', 'fc00::/7', 'fe80::/10', 'ff00::/8', '::ffff:0:0/96', '2001:db8::/32', '100::/64',
+  '::/128',
+  '::1/128',
+  'fc00::/7',
+  'fe80::/10',
+  'ff00::/8',
+  '::ffff:0:0/96',
+  '2001:db8::/32',
+  '100::/64',
   // IPv4-compatible, local-use NAT64, Teredo and 6to4 addresses can all lead to IPv4.
-  '::/96', '64:ff9b:1::/48', '2001::/32', '2002::/16',
+  '::/96',
+  '64:ff9b:1::/48',
+  '2001::/32',
+  '2002::/16',
 ]
 
 const v4ToInt = (s: string) => s.split('.').reduce((acc, p) => acc * 256 + Number(p), 0)
@@ -80,7 +102,10 @@ function spellings(n: number): string[] {
 const noResolver: ResolveHost = () => {
   throw new Error('a literal host must not be resolved')
 }
-const resolverFor = (answers: Record<string, string[]>): ResolveHost => async (host) => answers[host] ?? []
+const resolverFor =
+  (answers: Record<string, string[]>): ResolveHost =>
+  async (host) =>
+    answers[host] ?? []
 
 /** `resolve: 'system'` uses the module's default (node:dns). */
 async function codeOf(url: string, allowHosts: string[] = [], resolve: ResolveHost | 'system' = noResolver): Promise<string> {
@@ -95,11 +120,17 @@ async function codeOf(url: string, allowHosts: string[] = [], resolve: ResolveHo
 
 describe('refused address ranges', () => {
   test('every address of every refused IPv4 range is refused', () => {
-    fc.assert(fc.property(refusedV4, (n) => refusedReason(intToV4(n)) !== null), { numRuns: 2000 })
+    fc.assert(
+      fc.property(refusedV4, (n) => refusedReason(intToV4(n)) !== null),
+      { numRuns: 2000 },
+    )
   })
 
   test('IPv4 outside those ranges is public', () => {
-    fc.assert(fc.property(publicV4, (n) => isPublicAddress(intToV4(n))), { numRuns: 2000 })
+    fc.assert(
+      fc.property(publicV4, (n) => isPublicAddress(intToV4(n))),
+      { numRuns: 2000 },
+    )
   })
 
   test('every address of every refused IPv6 range is refused, written in full or compressed', () => {
@@ -115,12 +146,18 @@ describe('refused address ranges', () => {
 
   test('IPv6 outside global unicast (2000::/3) is refused', () => {
     const outside = fc.bigInt({ min: 0n, max: (1n << 128n) - 1n }).filter((n) => n >> 125n !== 1n && !inV6(n, '64:ff9b::/96'))
-    fc.assert(fc.property(outside, (n) => refusedReason(bigToV6(n)) !== null), { numRuns: 2000 })
+    fc.assert(
+      fc.property(outside, (n) => refusedReason(bigToV6(n)) !== null),
+      { numRuns: 2000 },
+    )
   })
 
   test('global unicast IPv6 outside the refused ranges is public', () => {
     const global = v6In('2000::/3').filter((n) => !REFUSED_V6.some((c) => inV6(n, c)))
-    fc.assert(fc.property(global, (n) => isPublicAddress(bigToV6(n))), { numRuns: 2000 })
+    fc.assert(
+      fc.property(global, (n) => isPublicAddress(bigToV6(n))),
+      { numRuns: 2000 },
+    )
   })
 
   test('IPv4-mapped IPv6 is refused whatever it embeds, in dotted and hex forms', () => {
@@ -149,7 +186,15 @@ describe('refused address ranges', () => {
 
 describe('literal hosts in URLs', () => {
   test('the URL parser turns every IPv4 spelling into dotted decimal (what the guard relies on)', () => {
-    for (const [written, host] of [['2130706433', '127.0.0.1'], ['0x7f.1', '127.0.0.1'], ['127.1', '127.0.0.1'], ['0177.0.0.1', '127.0.0.1'], ['0', '0.0.0.0'], ['[::ffff:127.0.0.1]', '[::ffff:7f00:1]'], ['[0:0:0:0:0:0:0:1]', '[::1]']]) {
+    for (const [written, host] of [
+      ['2130706433', '127.0.0.1'],
+      ['0x7f.1', '127.0.0.1'],
+      ['127.1', '127.0.0.1'],
+      ['0177.0.0.1', '127.0.0.1'],
+      ['0', '0.0.0.0'],
+      ['[::ffff:127.0.0.1]', '[::ffff:7f00:1]'],
+      ['[0:0:0:0:0:0:0:1]', '[::1]'],
+    ]) {
       expect(new URL(`http://${written}/`).hostname).toBe(host)
     }
   })
@@ -175,14 +220,35 @@ describe('literal hosts in URLs', () => {
   })
 
   test('refused IPv6 literals, bracketed as URLs write them', async () => {
-    for (const host of ['[::1]', '[::]', '[0:0:0:0:0:0:0:1]', '[::ffff:127.0.0.1]', '[::ffff:a9fe:a9fe]', '[64:ff9b::10.0.0.1]', '[fd00::2]', '[fe80::1]', '[ff02::1]', '[2001:db8::1]', '[100::1]']) {
+    for (const host of [
+      '[::1]',
+      '[::]',
+      '[0:0:0:0:0:0:0:1]',
+      '[::ffff:127.0.0.1]',
+      '[::ffff:a9fe:a9fe]',
+      '[64:ff9b::10.0.0.1]',
+      '[fd00::2]',
+      '[fe80::1]',
+      '[ff02::1]',
+      '[2001:db8::1]',
+      '[100::1]',
+    ]) {
       expect({ host, code: await codeOf(`http://${host}/`) }).toEqual({ host, code: 'url_not_allowed' })
     }
     expect(await codeOf('http://[2606:4700:4700::1111]/')).toBe('ok')
   })
 
   test('only absolute http and https URLs', async () => {
-    for (const url of ['ftp://example.com/', 'file:///etc/passwd', 'gopher://127.0.0.1/', 'data:text/plain,x', 'not a url', '/relative', 'http://256.1.1.1/', 'http://[fe80::1%25eth0]/']) {
+    for (const url of [
+      'ftp://example.com/',
+      'file:///etc/passwd',
+      'gopher://127.0.0.1/',
+      'data:text/plain,x',
+      'not a url',
+      '/relative',
+      'http://256.1.1.1/',
+      'http://[fe80::1%25eth0]/',
+    ]) {
       expect({ url, code: await codeOf(url) }).toEqual({ url, code: 'bad_url' })
     }
   })
@@ -190,7 +256,11 @@ describe('literal hosts in URLs', () => {
 
 describe('host names', () => {
   test('a name is refused when any of its addresses is not public', async () => {
-    const resolve = resolverFor({ 'mixed.example': ['93.184.215.14', '10.0.0.1'], 'v6.example': ['2606:4700::1', 'fd00::1'], 'fine.example': ['93.184.215.14', '2606:4700::1'] })
+    const resolve = resolverFor({
+      'mixed.example': ['93.184.215.14', '10.0.0.1'],
+      'v6.example': ['2606:4700::1', 'fd00::1'],
+      'fine.example': ['93.184.215.14', '2606:4700::1'],
+    })
     expect(await codeOf('http://mixed.example/', [], resolve)).toBe('url_not_allowed')
     expect(await codeOf('http://v6.example/', [], resolve)).toBe('url_not_allowed')
     expect(await codeOf('http://fine.example/', [], resolve)).toBe('ok')

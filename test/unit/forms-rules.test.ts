@@ -21,7 +21,19 @@ describe('origins (§16.1)', () => {
   })
 
   test('refused: http elsewhere, paths (a trailing slash too), queries, fragments, credentials, wildcards, other schemes', () => {
-    for (const bad of ['http://landing.example.com', 'http://[::1]:3000', 'https://a.example/', 'https://a.example/form', 'https://a.example?x', 'https://a.example#x', 'https://u:p@a.example', 'https://*.example.com', 'ftp://a.example', 'a.example', '']) {
+    for (const bad of [
+      'http://landing.example.com',
+      'http://[::1]:3000',
+      'https://a.example/',
+      'https://a.example/form',
+      'https://a.example?x',
+      'https://a.example#x',
+      'https://u:p@a.example',
+      'https://*.example.com',
+      'ftp://a.example',
+      'a.example',
+      '',
+    ]) {
       expect(() => parseOrigin(bad), bad).toThrow(SettingError)
     }
   })
@@ -90,17 +102,28 @@ describe('form bodies (§16.3): read by the JSON schema', () => {
       'contact.name=Ana+Mar%C3%ADa&contact.email=&contact.phone=%2B34600111222&message=Hola&property_id=42&outreach=off&' +
       'lead.rating=4&lead.budget_max=1200.5&lead.property_types=casa&source_page='
     const body = formToBody(pairs(form), LeadInquiryRequest)
-    expect(body).toEqual({ contact: { name: 'Ana María', phone: '+34600111222' }, message: 'Hola', property_id: 42, outreach: false, lead: { rating: 4, budget_max: 1200.5, property_types: ['casa'] } })
+    expect(body).toEqual({
+      contact: { name: 'Ana María', phone: '+34600111222' },
+      message: 'Hola',
+      property_id: 42,
+      outreach: false,
+      lead: { rating: 4, budget_max: 1200.5, property_types: ['casa'] },
+    })
   })
 
   test('a repeated name is an array; on a scalar field it stays one for the schema to refuse', () => {
-    expect(formToBody(pairs('lead.property_types=casa&lead.property_types=apartamento'), LeadInquiryRequest)).toEqual({ lead: { property_types: ['casa', 'apartamento'] } })
+    expect(formToBody(pairs('lead.property_types=casa&lead.property_types=apartamento'), LeadInquiryRequest)).toEqual({
+      lead: { property_types: ['casa', 'apartamento'] },
+    })
     expect(formToBody(pairs('message=a&message=b'), LeadInquiryRequest)).toEqual({ message: ['a', 'b'] })
   })
 
   test('values that do not read as their type stay text; records and unknown names nest as written', () => {
     expect(formToBody(pairs('lead.rating=four&outreach=maybe'), LeadInquiryRequest)).toEqual({ lead: { rating: 'four' }, outreach: 'maybe' })
-    expect(formToBody(pairs('search.location.name=Valencia&search.habs=2&contact.nick=x'), RentalIngestRequest)).toEqual({ search: { location: { name: 'Valencia' }, habs: '2' }, contact: { nick: 'x' } })
+    expect(formToBody(pairs('search.location.name=Valencia&search.habs=2&contact.nick=x'), RentalIngestRequest)).toEqual({
+      search: { location: { name: 'Valencia' }, habs: '2' },
+      contact: { nick: 'x' },
+    })
   })
 
   test('required fields keep an empty value (the schema names them)', () => {
@@ -116,7 +139,10 @@ describe('form bodies (§16.3): read by the JSON schema', () => {
       }
       return undefined
     }
-    expect(refusal(() => formToBody(pairs('contact=x&contact.name=y'), LeadInquiryRequest))).toMatchObject({ loc: ['body', 'contact.name'], type: 'form_conflict' })
+    expect(refusal(() => formToBody(pairs('contact=x&contact.name=y'), LeadInquiryRequest))).toMatchObject({
+      loc: ['body', 'contact.name'],
+      type: 'form_conflict',
+    })
     expect(refusal(() => formToBody(pairs('contact..name=y'), LeadInquiryRequest))).toMatchObject({ loc: ['body', 'contact..name'], type: 'form_name' })
     expect(refusal(() => parseFormPairs('message=%E9'))).toMatchObject({ loc: ['body'], type: 'form_invalid' })
   })
@@ -135,13 +161,18 @@ describe('form bodies (§16.3): read by the JSON schema', () => {
   })
 
   test('reserved fields are taken out: api_key, _redirect, _gotcha (filled in or not)', () => {
-    expect(splitForm(pairs('api_key=k&_redirect=https%3A%2F%2Fa.example&_gotcha=&message=x'))).toEqual({ fields: [['message', 'x']], apiKey: 'k', redirect: 'https://a.example', gotcha: false })
+    expect(splitForm(pairs('api_key=k&_redirect=https%3A%2F%2Fa.example&_gotcha=&message=x'))).toEqual({
+      fields: [['message', 'x']],
+      apiKey: 'k',
+      redirect: 'https://a.example',
+      gotcha: false,
+    })
     expect(splitForm(pairs('_gotcha=buy+now')).gotcha).toBe(true)
   })
 })
 
 describe('_redirect (§16.3)', () => {
-  test('an absolute URL on one of the key\'s origins, exactly', () => {
+  test("an absolute URL on one of the key's origins, exactly", () => {
     expect(redirectTarget(access, 'https://landing.example.com/gracias?a=1').href).toBe('https://landing.example.com/gracias?a=1')
     for (const bad of ['/gracias', 'https://evil.example/', 'http://landing.example.com/', 'https://landing.example.com:444/', 'javascript:alert(1)']) {
       expect(() => redirectTarget(access, bad), bad).toThrow(AppError)
@@ -149,10 +180,13 @@ describe('_redirect (§16.3)', () => {
     expect(() => redirectTarget(undefined, 'https://landing.example.com/')).toThrow('secret key has no origins')
   })
 
-  test('a refusal adds error (the problem type\'s last segment) and, for a 422, field; the fragment stays', () => {
+  test("a refusal adds error (the problem type's last segment) and, for a 422, field; the fragment stays", () => {
     const to = new URL('https://landing.example.com/gracias?lang=es#form')
-    expect(refusalLocation(to, { type: 'urn:problem-type:validation', status: 422, errors: [{ loc: ['body', 'contact.phone'] }, { loc: ['body', 'message'] }] }))
-      .toBe('https://landing.example.com/gracias?lang=es&error=validation&field=contact.phone#form')
-    expect(refusalLocation(to, { type: 'urn:problem-type:rate-limited', status: 429 })).toBe('https://landing.example.com/gracias?lang=es&error=rate-limited#form')
+    expect(
+      refusalLocation(to, { type: 'urn:problem-type:validation', status: 422, errors: [{ loc: ['body', 'contact.phone'] }, { loc: ['body', 'message'] }] }),
+    ).toBe('https://landing.example.com/gracias?lang=es&error=validation&field=contact.phone#form')
+    expect(refusalLocation(to, { type: 'urn:problem-type:rate-limited', status: 429 })).toBe(
+      'https://landing.example.com/gracias?lang=es&error=rate-limited#form',
+    )
   })
 })

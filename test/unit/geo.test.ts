@@ -16,13 +16,55 @@ describe('parseLocations (api-spec §4.3 rules 3–5)', () => {
 
   test('polygon and rectangle with objects, [lat,lng] pairs and lon', () => {
     const poly = { geometry: { type: 'polygon', coordinates: [[40, -3], { lat: 40, lon: -2 }, { lat: 41, lng: -2 }] } }
-    expect(parseArea(poly)).toEqual({ geometry: { type: 'polygon', coordinates: [{ lat: 40, lng: -3 }, { lat: 40, lng: -2 }, { lat: 41, lng: -2 }] } })
-    expect(parseArea({ geometry: { type: 'rectangle', coordinates: [[40, -3], [40, -2], [41, -2], [41, -3]] } })).toMatchObject({ geometry: { type: 'rectangle' } })
+    expect(parseArea(poly)).toEqual({
+      geometry: {
+        type: 'polygon',
+        coordinates: [
+          { lat: 40, lng: -3 },
+          { lat: 40, lng: -2 },
+          { lat: 41, lng: -2 },
+        ],
+      },
+    })
+    expect(
+      parseArea({
+        geometry: {
+          type: 'rectangle',
+          coordinates: [
+            [40, -3],
+            [40, -2],
+            [41, -2],
+            [41, -3],
+          ],
+        },
+      }),
+    ).toMatchObject({ geometry: { type: 'rectangle' } })
   })
 
   test('polygons need at least three distinct coordinates', () => {
-    expect(parseArea({ geometry: { type: 'polygon', coordinates: [[40, -3], [40, -2]] } })).toBeNull()
-    expect(parseArea({ geometry: { type: 'polygon', coordinates: [[40, -3], [40, -2], [40, -3]] } })).toBeNull()
+    expect(
+      parseArea({
+        geometry: {
+          type: 'polygon',
+          coordinates: [
+            [40, -3],
+            [40, -2],
+          ],
+        },
+      }),
+    ).toBeNull()
+    expect(
+      parseArea({
+        geometry: {
+          type: 'polygon',
+          coordinates: [
+            [40, -3],
+            [40, -2],
+            [40, -3],
+          ],
+        },
+      }),
+    ).toBeNull()
   })
 
   test('point and marker default to 500 m', () => {
@@ -45,7 +87,18 @@ describe('parseLocations (api-spec §4.3 rules 3–5)', () => {
 
   test('SQL form: circles by centre and radius, polygons closed in lng-lat order, each with its box', () => {
     expect(toSqlArea({ type: 'point', position: { lat: 40, lng: -3 }, radius: 500 })).toMatchObject({ kind: 'circle', lat: 40, lng: -3, radius: 500 })
-    expect(toSqlArea({ geometry: { type: 'polygon', coordinates: [{ lat: 40, lng: -3 }, { lat: 40, lng: -2 }, { lat: 41, lng: -2 }] } })).toEqual({
+    expect(
+      toSqlArea({
+        geometry: {
+          type: 'polygon',
+          coordinates: [
+            { lat: 40, lng: -3 },
+            { lat: 40, lng: -2 },
+            { lat: 41, lng: -2 },
+          ],
+        },
+      }),
+    ).toEqual({
       kind: 'polygon',
       wkt: 'SRID=4326;POLYGON((-3 40,-2 40,-2 41,-3 40))',
       box: { west: -3, south: 40, east: -2, north: 41 },
@@ -53,7 +106,12 @@ describe('parseLocations (api-spec §4.3 rules 3–5)', () => {
   })
 
   test('an axis-aligned rectangle, in any corner order, is a box; a bow tie of the same corners stays a polygon', () => {
-    const [sw, se, ne, nw] = [{ lat: 40, lng: -3 }, { lat: 40, lng: -2 }, { lat: 41, lng: -2 }, { lat: 41, lng: -3 }]
+    const [sw, se, ne, nw] = [
+      { lat: 40, lng: -3 },
+      { lat: 40, lng: -2 },
+      { lat: 41, lng: -2 },
+      { lat: 41, lng: -3 },
+    ]
     const box = { kind: 'box' as const, box: { west: -3, south: 40, east: -2, north: 41 } }
     expect(toSqlArea({ geometry: { type: 'rectangle', coordinates: [sw, se, ne, nw] } })).toEqual(box)
     expect(toSqlArea({ geometry: { type: 'polygon', coordinates: [ne, nw, sw, se, ne] } })).toEqual(box)

@@ -18,7 +18,11 @@ describe('sniffImage', () => {
     expect(sniffImage(await largePng())).toEqual({ type: 'png', width: 3000, height: 2000 })
     expect(sniffImage(await smallWebp())).toEqual({ type: 'webp', width: 200, height: 100 })
     expect(sniffImage(new Uint8Array(await grey(33, 17).webp({ lossless: true }).toBuffer()))).toEqual({ type: 'webp', width: 33, height: 17 })
-    expect(sniffImage(new Uint8Array(await grey(33, 17).webp({ alphaQuality: 50 }).ensureAlpha(0.5).toBuffer()))).toMatchObject({ type: 'webp', width: 33, height: 17 })
+    expect(sniffImage(new Uint8Array(await grey(33, 17).webp({ alphaQuality: 50 }).ensureAlpha(0.5).toBuffer()))).toMatchObject({
+      type: 'webp',
+      width: 33,
+      height: 17,
+    })
     expect(sniffImage(pngBomb(8000).subarray(0, 64))).toEqual({ type: 'png', width: 8000, height: 8000 })
     expect(CONTENT_TYPES.png).toBe('image/png')
   })
@@ -53,8 +57,15 @@ describe('transformImage', () => {
   })
 
   test('the business logo is composited bottom-right; the rest is untouched', async () => {
-    const logo = new Uint8Array(await sharp({ create: { width: 200, height: 100, channels: 4, background: { r: 255, g: 0, b: 0, alpha: 1 } } }).png().toBuffer())
-    const out = await transformImage(new Uint8Array(await grey(1000, 800).jpeg().toBuffer()), { maxPixels: 50_000_000, watermark: { kind: 'image', cacheKey: 'logo-1', data: logo } })
+    const logo = new Uint8Array(
+      await sharp({ create: { width: 200, height: 100, channels: 4, background: { r: 255, g: 0, b: 0, alpha: 1 } } })
+        .png()
+        .toBuffer(),
+    )
+    const out = await transformImage(new Uint8Array(await grey(1000, 800).jpeg().toBuffer()), {
+      maxPixels: 50_000_000,
+      watermark: { kind: 'image', cacheKey: 'logo-1', data: logo },
+    })
     expect([out.width, out.height]).toEqual([1000, 800])
     const [r, g] = await pixel(out.data, 1000 - 30, 800 - 30)
     expect(r).toBeGreaterThan(200)
@@ -64,7 +75,10 @@ describe('transformImage', () => {
 
   test('without a logo, a text mark with the business name changes the corner', async () => {
     const plain = await transformImage(new Uint8Array(await grey(1000, 800).jpeg().toBuffer()), { maxPixels: 50_000_000, watermark: null })
-    const marked = await transformImage(new Uint8Array(await grey(1000, 800).jpeg().toBuffer()), { maxPixels: 50_000_000, watermark: { kind: 'text', text: 'Inmobiliaria <Sol> & Mar' } })
+    const marked = await transformImage(new Uint8Array(await grey(1000, 800).jpeg().toBuffer()), {
+      maxPixels: 50_000_000,
+      watermark: { kind: 'text', text: 'Inmobiliaria <Sol> & Mar' },
+    })
     const { data: a } = await sharp(plain.data).extract({ left: 700, top: 650, width: 280, height: 130 }).raw().toBuffer({ resolveWithObject: true })
     const { data: b } = await sharp(marked.data).extract({ left: 700, top: 650, width: 280, height: 130 }).raw().toBuffer({ resolveWithObject: true })
     let diff = 0
@@ -80,7 +94,10 @@ describe('ImagePool', () => {
       const out = await pool.run(await largePng(), { maxPixels: 50_000_000, watermark: { kind: 'text', text: 'Sol' } })
       expect([out.width, out.height]).toEqual([1920, 1280])
       // (caught by hand: Bun's expect().rejects does not let worker messages in while it waits)
-      const refused = await pool.run(pngBomb(), { maxPixels: 50_000_000, watermark: null }).then(() => null, (error: unknown) => error)
+      const refused = await pool.run(pngBomb(), { maxPixels: 50_000_000, watermark: null }).then(
+        () => null,
+        (error: unknown) => error,
+      )
       expect(refused).toBeInstanceOf(ImageRejectedError)
       const again = await pool.run(await smallWebp(), { maxPixels: 50_000_000, watermark: null })
       expect([again.width, again.height]).toEqual([200, 100])

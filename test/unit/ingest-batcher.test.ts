@@ -7,7 +7,8 @@ import { IngestBatcher } from '../../api/ingest-batcher'
 import { buildIngestLead, type IngestLead } from '../../shared/leads/ingest'
 import { createLogger } from '../../shared/platform/logger'
 
-const lead = (n: number) => buildIngestLead(1, { source: 's', sourcePage: 'p', contact: { name: `n${n}`, phone: `+3460011${String(n).padStart(4, '0')}` }, search: {} })
+const lead = (n: number) =>
+  buildIngestLead(1, { source: 's', sourcePage: 'p', contact: { name: `n${n}`, phone: `+3460011${String(n).padStart(4, '0')}` }, search: {} })
 
 function batcher(overrides: Partial<ConstructorParameters<typeof IngestBatcher>[0]> = {}) {
   const enqueued: IngestLead[][] = []
@@ -89,7 +90,11 @@ describe('IngestBatcher', () => {
   })
 
   test('an enqueue failure stores the same batch directly', async () => {
-    const { b, stored, enqueued } = batcher({ enqueue: async () => { throw new Error('Connection is closed.') } })
+    const { b, stored, enqueued } = batcher({
+      enqueue: async () => {
+        throw new Error('Connection is closed.')
+      },
+    })
     expect(await Promise.all([b.submit(lead(1)), b.submit(lead(2))])).toEqual(['stored', 'stored'])
     expect(enqueued).toEqual([])
     expect(stored.map((x) => x.map((l) => l.name))).toEqual([['n1', 'n2']])
@@ -105,11 +110,20 @@ describe('IngestBatcher', () => {
     expect(stored).toEqual([])
     expect(await outcome).toBe('stored')
     expect(stored).toHaveLength(1)
-    expect(logs.map((l) => JSON.parse(l))).toEqual([expect.objectContaining({ msg: 'lead-ingest queue unavailable; storing the batch directly', error: 'Redis did not acknowledge within 50 ms' })])
+    expect(logs.map((l) => JSON.parse(l))).toEqual([
+      expect.objectContaining({ msg: 'lead-ingest queue unavailable; storing the batch directly', error: 'Redis did not acknowledge within 50 ms' }),
+    ])
   })
 
   test('when both sinks fail every waiting request fails (nothing was accepted)', async () => {
-    const { b } = batcher({ enqueue: async () => { throw new Error('redis down') }, store: async () => { throw new Error('pg down') } })
+    const { b } = batcher({
+      enqueue: async () => {
+        throw new Error('redis down')
+      },
+      store: async () => {
+        throw new Error('pg down')
+      },
+    })
     const results = await Promise.allSettled([b.submit(lead(1)), b.submit(lead(2))])
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
   })
@@ -117,7 +131,13 @@ describe('IngestBatcher', () => {
   test('close() flushes what is gathering and waits for batches in flight', async () => {
     let release!: () => void
     const gate = new Promise<void>((r) => (release = r))
-    const { b, enqueued } = batcher({ maxWaitMs: 60_000, enqueue: async (leads) => { await gate; enqueued.push(leads) } })
+    const { b, enqueued } = batcher({
+      maxWaitMs: 60_000,
+      enqueue: async (leads) => {
+        await gate
+        enqueued.push(leads)
+      },
+    })
     const pending = b.submit(lead(1))
     let closed = false
     const closing = b.close().then(() => (closed = true))

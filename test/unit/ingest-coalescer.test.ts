@@ -3,7 +3,8 @@ import { describe, expect, test } from 'bun:test'
 import { IngestCoalescer, type IngestCoalescerOptions } from '../../worker/ingest-coalescer'
 import { buildIngestLead, type IngestLead } from '../../shared/leads/ingest'
 
-const lead = (n: number) => buildIngestLead(1, { source: 's', sourcePage: 'p', contact: { name: `n${n}`, phone: `+3460022${String(n).padStart(4, '0')}` }, search: {} })
+const lead = (n: number) =>
+  buildIngestLead(1, { source: 's', sourcePage: 'p', contact: { name: `n${n}`, phone: `+3460022${String(n).padStart(4, '0')}` }, search: {} })
 
 function coalescer(store: (leads: IngestLead[]) => Promise<void> = async () => {}, options: IngestCoalescerOptions = { parallel: 1, maxLeads: 1000 }) {
   const calls: string[][] = []
@@ -90,11 +91,14 @@ describe('IngestCoalescer', () => {
     const gate = new Promise<void>((r) => (open = r))
     let running = 0
     let most = 0
-    const { c } = coalescer(async () => {
-      most = Math.max(most, ++running)
-      await gate
-      running--
-    }, { parallel: 2, maxLeads: 1 })
+    const { c } = coalescer(
+      async () => {
+        most = Math.max(most, ++running)
+        await gate
+        running--
+      },
+      { parallel: 2, maxLeads: 1 },
+    )
     const all = Promise.all(Array.from({ length: 6 }, (_, i) => c.store([lead(i)])))
     // Every store is held: as many run as may, and the other jobs wait.
     expect(running).toBe(2)

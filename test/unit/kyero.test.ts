@@ -8,16 +8,35 @@ import { PROPERTY_TYPES, SUBTYPES, NO_SUBTYPE_LABEL } from '../../shared/listing
 import { kyeroViolations, parseKyero } from '../helpers/kyero-rules'
 
 const doc = (overrides: Partial<PropertyView> = {}): PropertyView => ({
-  id: 7, operation: 'venta', type: 'apartamento', subtype: 'Ático', title: 'Ático', price: 100000, size_total: 80, bedrooms: 2, bathrooms: 1,
-  description: '<p>Hola</p>', images: [], videos: [], specs: { address_privacy: 'hidden', price_calc: {} }, features: [], status: 'disponible',
-  city: 'Valencia', country: 'España', is_featured: false, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', ...overrides,
+  id: 7,
+  operation: 'venta',
+  type: 'apartamento',
+  subtype: 'Ático',
+  title: 'Ático',
+  price: 100000,
+  size_total: 80,
+  bedrooms: 2,
+  bathrooms: 1,
+  description: '<p>Hola</p>',
+  images: [],
+  videos: [],
+  specs: { address_privacy: 'hidden', price_calc: {} },
+  features: [],
+  status: 'disponible',
+  city: 'Valencia',
+  country: 'España',
+  is_featured: false,
+  created_at: '2026-01-01T00:00:00.000Z',
+  updated_at: '2026-01-01T00:00:00.000Z',
+  ...overrides,
 })
 const feedOf = (...props: string[]) => `${kyeroHeader(new Date('2026-11-25T10:00:00Z'))}${props.join('')}${KYERO_FOOTER}`
 
 describe('kyeroType', () => {
   test('every type and subtype maps to a type Kyero accepts (English letters, ≥ 3)', () => {
     for (const type of PROPERTY_TYPES) {
-      for (const label of [...Object.values(SUBTYPES[type]), NO_SUBTYPE_LABEL]) expect(kyeroType(type, label), `${type}/${label}`).toMatch(/^[a-zA-Z&\s()/-]{3,}$/)
+      for (const label of [...Object.values(SUBTYPES[type]), NO_SUBTYPE_LABEL])
+        expect(kyeroType(type, label), `${type}/${label}`).toMatch(/^[a-zA-Z&\s()/-]{3,}$/)
     }
     expect(kyeroType('apartamento', 'Ático')).toBe('Penthouse')
     expect(kyeroType('casa', NO_SUBTYPE_LABEL)).toBe('House')
@@ -34,10 +53,13 @@ describe('text', () => {
     expect(htmlToText('<p>Uno &amp; dos</p><p>tres<br>cuatro</p>')).toBe('Uno & dos\ntres\ncuatro')
   })
   test('any text gives well-formed XML', () => {
-    fc.assert(fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), (label, description) => {
-      const xml = feedOf(kyeroProperty(doc({ description, features: [{ key: 'k', label: label || 'x', value: true, isextra: false }] }), new Date())!)
-      expect(() => parseKyero(xml)).not.toThrow()
-    }), { numRuns: 300 })
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), (label, description) => {
+        const xml = feedOf(kyeroProperty(doc({ description, features: [{ key: 'k', label: label || 'x', value: true, isextra: false }] }), new Date())!)
+        expect(() => parseKyero(xml)).not.toThrow()
+      }),
+      { numRuns: 300 },
+    )
   })
 })
 
@@ -51,7 +73,13 @@ describe('kyeroProperty', () => {
     expect(kyeroProperty(doc({ price: null, specs: { address_privacy: 'hidden', price_calc: { price_trasp: 5 } } }), new Date())).toBeNull()
   })
   test('at most 50 images and 50 features; only .jpg/.png/.gif URLs', () => {
-    const images = Array.from({ length: 60 }, (_, i) => ({ id: `i${i}`, url: `https://cdn.example.com/images/${i}.${i === 0 ? 'webp' : 'jpg'}`, order: i + 1, is_primary: i === 0, title: '' }))
+    const images = Array.from({ length: 60 }, (_, i) => ({
+      id: `i${i}`,
+      url: `https://cdn.example.com/images/${i}.${i === 0 ? 'webp' : 'jpg'}`,
+      order: i + 1,
+      is_primary: i === 0,
+      title: '',
+    }))
     const features = Array.from({ length: 60 }, (_, i) => ({ key: `f${i}`, label: `F${i}`, value: true, isextra: false }))
     const xml = feedOf(kyeroProperty(doc({ images, features }), new Date())!)
     expect(kyeroViolations(xml)).toEqual([])

@@ -25,7 +25,27 @@ describe('search.budget grammar (api-spec §4.11 rule 5, docs/leads.md)', () => 
   })
 
   test('anything else is malformed: the documented 500 with the raw value in the detail', () => {
-    const bad = ['1.200', '1,200', '900.50', '€900', '900€', '900 EUR', 'mil', 'abc', '-900', '+900', '700-', '-', '700--900', '700-800-900', '700–900', '1e3', '0x10', '１２００', '9'.repeat(16)]
+    const bad = [
+      '1.200',
+      '1,200',
+      '900.50',
+      '€900',
+      '900€',
+      '900 EUR',
+      'mil',
+      'abc',
+      '-900',
+      '+900',
+      '700-',
+      '-',
+      '700--900',
+      '700-800-900',
+      '700–900',
+      '1e3',
+      '0x10',
+      '１２００',
+      '9'.repeat(16),
+    ]
     for (const raw of bad) {
       let error: unknown
       try {

@@ -46,7 +46,9 @@ describe('ingest notes summary (api-spec §4.11 rule 2)', () => {
   })
 
   test('missing, null and blank fields are left out; other fields stay on one line', () => {
-    expect(ingestNotes({ sourcePage: 'https://x.example/', search: { people: '  ', pets: null, area: 'Centro\nNorte', freeText: '' } })).toBe('Source page: https://x.example/\nArea: Centro Norte')
+    expect(ingestNotes({ sourcePage: 'https://x.example/', search: { people: '  ', pets: null, area: 'Centro\nNorte', freeText: '' } })).toBe(
+      'Source page: https://x.example/\nArea: Centro Norte',
+    )
     expect(ingestNotes({ sourcePage: '', search: {} })).toBe('')
   })
 })

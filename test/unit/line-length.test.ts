@@ -21,7 +21,11 @@ const URL = /\bhttps?:\/\/\S/
 /** The repository's files: those git tracks, or (outside a git checkout) those on disk. */
 function trackedFiles(): string[] {
   const git = Bun.spawnSync(['git', 'ls-files', '-z'], { cwd: ROOT, stderr: 'ignore' })
-  if (git.exitCode === 0) return git.stdout.toString().split('\0').filter((f) => f && existsSync(join(ROOT, f)))
+  if (git.exitCode === 0)
+    return git.stdout
+      .toString()
+      .split('\0')
+      .filter((f) => f && existsSync(join(ROOT, f)))
   return [...new Bun.Glob('**/*').scanSync({ cwd: ROOT })].filter((f) => !f.startsWith('node_modules/'))
 }
 

@@ -39,7 +39,12 @@ describe('no fixed sleeps in tests', () => {
   })
 
   test('in test/faults, the clock is used only through pace() and until()', () => {
-    const counts = Object.fromEntries(files.filter((f) => f.startsWith('faults/')).map((f) => [f, matches(f, SLEEP).length]).filter(([, n]) => n !== 0))
+    const counts = Object.fromEntries(
+      files
+        .filter((f) => f.startsWith('faults/'))
+        .map((f) => [f, matches(f, SLEEP).length])
+        .filter(([, n]) => n !== 0),
+    )
     expect(counts).toEqual(FAULT_SLEEPS)
   })
 })

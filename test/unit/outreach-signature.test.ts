@@ -52,11 +52,30 @@ describe('webhook signature', () => {
 describe('delivery body', () => {
   test('keys in the order of contract §8, whatever the stored order', () => {
     const stored = {
-      source_page: 'https://x.test/p', source: 'web', message: 'Hola', contact: { phone: '+34600111222', email: null, name: 'Ana' },
-      property_id: null, lead_created: true, lead_id: 2, inquiry_id: 1, created_at: '2026-01-01T00:00:00.000Z', delivery_id: 'dlv_1', type: 'inquiry.created',
+      source_page: 'https://x.test/p',
+      source: 'web',
+      message: 'Hola',
+      contact: { phone: '+34600111222', email: null, name: 'Ana' },
+      property_id: null,
+      lead_created: true,
+      lead_id: 2,
+      inquiry_id: 1,
+      created_at: '2026-01-01T00:00:00.000Z',
+      delivery_id: 'dlv_1',
+      type: 'inquiry.created',
     } as DeliveryBody
     expect(Object.keys(JSON.parse(deliveryBodyText(stored)))).toEqual([
-      'type', 'delivery_id', 'created_at', 'inquiry_id', 'lead_id', 'lead_created', 'property_id', 'contact', 'message', 'source', 'source_page',
+      'type',
+      'delivery_id',
+      'created_at',
+      'inquiry_id',
+      'lead_id',
+      'lead_created',
+      'property_id',
+      'contact',
+      'message',
+      'source',
+      'source_page',
     ])
     expect(deliveryBodyText(stored)).toContain('"contact":{"name":"Ana","email":null,"phone":"+34600111222"}')
   })
@@ -74,6 +93,6 @@ describe('retry schedule', () => {
     let total = 0
     for (let n = 1; n <= 19; n++) total += outreachBackoffMs(n, base, max)
     expect(total).toBeGreaterThanOrEqual(24 * 3600_000)
-    expect(Math.round(total / 3600_000 * 10) / 10).toBe(62.5)
+    expect(Math.round((total / 3600_000) * 10) / 10).toBe(62.5)
   })
 })

@@ -36,7 +36,30 @@ describe('normalisePhone fast path for Spanish numbers', () => {
 
   test('agrees on the narrow ranges of the numbering plan', () => {
     // Ranges whose validity depends on more than the first two digits.
-    for (const start of ['96906', '969060', '96906109', '97390', '973912', '400', '401', '51', '52', '70', '71', '74', '78', '79', '800', '803', '805', '900', '901', '902', '903', '905']) {
+    for (const start of [
+      '96906',
+      '969060',
+      '96906109',
+      '97390',
+      '973912',
+      '400',
+      '401',
+      '51',
+      '52',
+      '70',
+      '71',
+      '74',
+      '78',
+      '79',
+      '800',
+      '803',
+      '805',
+      '900',
+      '901',
+      '902',
+      '903',
+      '905',
+    ]) {
       for (let i = 0; i < 200; i++) {
         const national = (start + String(i * 7919).padStart(9, '0')).slice(0, 9)
         expect({ national, got: normalisePhone(national) }).toEqual({ national, got: reference(national) })

@@ -18,7 +18,7 @@ const base: PrivatePropertyRow = {
     address: 'Calle Mayor 5, 2º izq',
     full_address: 'Edificio Sol, Calle Mayor 5, 2º izq, 28013 Madrid',
     building_name: 'Edificio Sol',
-    coordinates: { latitude: 40.416775, longitude: -3.703790 },
+    coordinates: { latitude: 40.416775, longitude: -3.70379 },
   },
   area: { total: 120, built: 130, plot: 200 },
   bedrooms: 0,
@@ -38,7 +38,13 @@ describe('toPublicProperty (contract §3.4)', () => {
     expect(v.operation).toBe('venta,alquiler,traspaso')
     expect(v.subtype).toBe('Local comercial')
     expect(v.price).toBe(100000)
-    expect(v.specs).toEqual({ elevator: true, size_built: 130, plot_size: 200, address_privacy: 'approximate', price_calc: { price_alq: 900, price_trasp: 30000 } })
+    expect(v.specs).toEqual({
+      elevator: true,
+      size_built: 130,
+      plot_size: 200,
+      address_privacy: 'approximate',
+      price_calc: { price_alq: 900, price_trasp: 30000 },
+    })
     expect(v.features).toEqual([{ key: 'ac', label: 'Aire acondicionado', value: true, isextra: false }])
     expect(v.country).toBe('España')
     expect(v.created_at).toBe('2026-01-01T00:00:00.000Z')
@@ -80,7 +86,7 @@ describe('toPublicProperty (contract §3.4)', () => {
 
   test('approximate address drops numbers, floors and building names', () => {
     expect(approximateAddress({ city: 'X', address: 'Av. del Puerto 123, 4ºB', building_name: 'Torre Azul' })).toBe('Av. del Puerto, X')
-    expect(approximateAddress({ city: 'X', address: 'Torre Azul, Calle Luna s/n' , building_name: 'Torre Azul' })).toBe('Calle Luna, X')
+    expect(approximateAddress({ city: 'X', address: 'Torre Azul, Calle Luna s/n', building_name: 'Torre Azul' })).toBe('Calle Luna, X')
     expect(approximateAddress({ city: 'X' })).toBeUndefined()
   })
 
@@ -107,14 +113,28 @@ describe('toPublicProperty (contract §3.4)', () => {
 describe('property input rules (contract §3.1–3.2)', () => {
   const input = { operations: ['venta', 'alquiler'], type: 'apartamento', title: 't', pricing: { sale: 1 }, location: { city: 'x' }, area: { total: 1 } }
   test('each operation needs its price; subtype must belong to the type; feature keys unique', () => {
-    expect(propertyRuleErrors({ ...input, subtype: 'local_comercial', features: [{ key: 'a', label: 'A', value: 1 }, { key: 'a', label: 'B', value: 2 }] }).map((e) => e.loc)).toEqual([
+    expect(
+      propertyRuleErrors({
+        ...input,
+        subtype: 'local_comercial',
+        features: [
+          { key: 'a', label: 'A', value: 1 },
+          { key: 'a', label: 'B', value: 2 },
+        ],
+      }).map((e) => e.loc),
+    ).toEqual([
       ['body', 'pricing', 'rent'],
       ['body', 'subtype'],
       ['body', 'features', 1, 'key'],
     ])
   })
   test('merge: nested objects merge, null clears, arrays replace', () => {
-    expect(mergePatch<Record<string, unknown>>({ pricing: { sale: 1, rent: 2 }, subtype: 'piso', operations: ['venta'] }, { pricing: { rent: null, transfer: 3 }, subtype: null, operations: ['traspaso'] })).toEqual({
+    expect(
+      mergePatch<Record<string, unknown>>(
+        { pricing: { sale: 1, rent: 2 }, subtype: 'piso', operations: ['venta'] },
+        { pricing: { rent: null, transfer: 3 }, subtype: null, operations: ['traspaso'] },
+      ),
+    ).toEqual({
       pricing: { sale: 1, transfer: 3 },
       operations: ['traspaso'],
     })

@@ -19,7 +19,10 @@ describe('README', () => {
   test('the Idempotency-Key convention names exactly the operations that honour it', () => {
     const bullet = README.split('\n- ').find((b) => b.startsWith('**Idempotency-Key**'))!
     const named = [...bullet.slice(0, bullet.indexOf('): ')).matchAll(/`(\w+)`/g)].map((m) => m[1]).sort()
-    const honouring = Object.entries(OPERATIONS).filter(([, op]) => op.idempotent).map(([id]) => id).sort()
+    const honouring = Object.entries(OPERATIONS)
+      .filter(([, op]) => op.idempotent)
+      .map(([id]) => id)
+      .sort()
     expect(named).toEqual(honouring)
   })
 
@@ -46,7 +49,9 @@ describe('README', () => {
     const source = readFileSync(join(ROOT, 'shared/platform/config.ts'), 'utf8')
     const read = new Set([...source.matchAll(/env\.([A-Z][A-Z0-9_]+)|\(env, '([A-Z][A-Z0-9_]+)'/g)].map((m) => m[1] ?? m[2]))
     expect(read.size).toBeGreaterThan(40)
-    const table = section('Configuration').split('\n').filter((line) => line.startsWith('| `'))
+    const table = section('Configuration')
+      .split('\n')
+      .filter((line) => line.startsWith('| `'))
     const named = new Set(table.flatMap((row) => [...row.split(' | ')[0].matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1])))
     expect([...named].sort()).toEqual([...read].sort())
   })

@@ -39,7 +39,12 @@ describe('ReplicaAck', () => {
 
   test('more replicas than exist: refused as Redis unavailable once the timeout passes', async () => {
     await master.set('ack:two', '2')
-    expect(await new ReplicaAck(master, 2, 50).acknowledged().then(() => null, (e) => e)).toBeInstanceOf(ServiceUnavailableError)
+    expect(
+      await new ReplicaAck(master, 2, 50).acknowledged().then(
+        () => null,
+        (e) => e,
+      ),
+    ).toBeInstanceOf(ServiceUnavailableError)
   })
 
   test('a caller whose WAIT would be sent after the connection closed is refused, not acknowledged', async () => {
@@ -50,6 +55,11 @@ describe('ReplicaAck', () => {
     // What ioredis emits when the socket closes; the next WAIT would run on a new connection.
     master.emit('close')
     await first
-    expect(await second.then(() => null, (e) => e)).toBeInstanceOf(ServiceUnavailableError)
+    expect(
+      await second.then(
+        () => null,
+        (e) => e,
+      ),
+    ).toBeInstanceOf(ServiceUnavailableError)
   })
 })

@@ -100,7 +100,10 @@ describe('local upload signatures', () => {
     const q = await parts('originals/abc')
     expect(local().verifyUpload('originals/abd', q, 'image/jpeg')).toMatchObject({ ok: false, reason: 'signature' })
     expect(local().verifyUpload('originals/abc', { ...q, max: '1000000' }, 'image/jpeg')).toMatchObject({ ok: false, reason: 'signature' })
-    expect(local().verifyUpload('originals/abc', { ...q, expires: String(Number(q.expires) + 3600) }, 'image/jpeg')).toMatchObject({ ok: false, reason: 'signature' })
+    expect(local().verifyUpload('originals/abc', { ...q, expires: String(Number(q.expires) + 3600) }, 'image/jpeg')).toMatchObject({
+      ok: false,
+      reason: 'signature',
+    })
     expect(local().verifyUpload('originals/abc', { ...q, sig: q.sig.slice(0, -2) + 'AA' }, 'image/jpeg')).toMatchObject({ ok: false, reason: 'signature' })
     expect(local().verifyUpload('originals/abc', q, 'image/png')).toMatchObject({ ok: false })
     expect(local().verifyUpload('originals/abc', q, 'application/octet-stream')).toMatchObject({ ok: false, reason: 'content_type' })
@@ -111,7 +114,12 @@ describe('local upload signatures', () => {
 
   test('another APP_SECRET does not accept the URL', async () => {
     const q = await parts('originals/abc')
-    const other = new LocalStorage({ dataDir, publicUrl: 'http://api.test', cdnUrl: 'http://api.test/cdn', appSecret: 'another-secret-of-at-least-32-characters!!' })
+    const other = new LocalStorage({
+      dataDir,
+      publicUrl: 'http://api.test',
+      cdnUrl: 'http://api.test/cdn',
+      appSecret: 'another-secret-of-at-least-32-characters!!',
+    })
     expect(other.verifyUpload('originals/abc', q, 'image/jpeg').ok).toBe(false)
   })
 

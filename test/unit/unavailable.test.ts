@@ -42,7 +42,12 @@ describe('asRedisFailure', () => {
   })
 
   test('the error codes of a node in a failover (demoted master, replica cut off) are unavailable', () => {
-    for (const reply of ["READONLY You can't write against a read only replica.", 'MASTERDOWN Link with MASTER is down', 'LOADING Redis is loading the dataset in memory', 'NOREPLICAS Not enough good replicas to write.']) {
+    for (const reply of [
+      "READONLY You can't write against a read only replica.",
+      'MASTERDOWN Link with MASTER is down',
+      'LOADING Redis is loading the dataset in memory',
+      'NOREPLICAS Not enough good replicas to write.',
+    ]) {
       expect(asRedisFailure(new ReplyError(reply)), reply).toBeInstanceOf(ServiceUnavailableError)
     }
     // The code is the first word only: the same words later in a reply are another error.
@@ -52,11 +57,21 @@ describe('asRedisFailure', () => {
 
   test('a producer whose Redis does not answer rejects with ServiceUnavailableError', async () => {
     const port = await freePort()
-    const connection = new IORedis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: () => null })
+    const connection = new IORedis({
+      port,
+      host: '127.0.0.1',
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      retryStrategy: () => null,
+    })
     connection.on('error', () => {})
     const queues = new Queues(connection, `unavailable-${port}`)
     try {
-      const error = await queues.enqueue('catalogue-reindex', { propertyId: 1 }).then(() => null, (e) => e)
+      const error = await queues.enqueue('catalogue-reindex', { propertyId: 1 }).then(
+        () => null,
+        (e) => e,
+      )
       expect(error).toBeInstanceOf(ServiceUnavailableError)
       expect(isUnavailableError(error)).toBe(true)
     } finally {

@@ -2,7 +2,12 @@
 import { describe, expect, test } from 'bun:test'
 import { recogniseVideoLink } from '../../shared/media/video-links'
 
-const YT = { provider: 'youtube', url: 'https://www.youtube.com/watch?v=dQw4w9WgXcQ', embedUrl: 'https://www.youtube.com/embed/dQw4w9WgXcQ', thumbnailUrl: 'https://i.ytimg.com/vi/dQw4w9WgXcQ/hqdefault.jpg' }
+const YT = {
+  provider: 'youtube',
+  url: 'https://www.youtube.com/watch?v=dQw4w9WgXcQ',
+  embedUrl: 'https://www.youtube.com/embed/dQw4w9WgXcQ',
+  thumbnailUrl: 'https://i.ytimg.com/vi/dQw4w9WgXcQ/hqdefault.jpg',
+}
 
 describe('recogniseVideoLink', () => {
   test('YouTube: watch?v=, youtu.be/, shorts/ (www, m. or bare host), extra parameters ignored', () => {
@@ -13,13 +18,22 @@ describe('recogniseVideoLink', () => {
       'https://youtu.be/dQw4w9WgXcQ?si=abc',
       'https://www.youtube.com/shorts/dQw4w9WgXcQ',
       'HTTPS://WWW.YOUTUBE.COM/watch?v=dQw4w9WgXcQ',
-    ]) expect(recogniseVideoLink(url), url).toEqual(YT as never)
+    ])
+      expect(recogniseVideoLink(url), url).toEqual(YT as never)
   })
 
   test('Vimeo and Matterport', () => {
-    expect(recogniseVideoLink('https://vimeo.com/76979871')).toEqual({ provider: 'vimeo', url: 'https://vimeo.com/76979871', embedUrl: 'https://player.vimeo.com/video/76979871', thumbnailUrl: null })
+    expect(recogniseVideoLink('https://vimeo.com/76979871')).toEqual({
+      provider: 'vimeo',
+      url: 'https://vimeo.com/76979871',
+      embedUrl: 'https://player.vimeo.com/video/76979871',
+      thumbnailUrl: null,
+    })
     expect(recogniseVideoLink('https://my.matterport.com/show/?m=SxQL3iGyoDo')).toEqual({
-      provider: 'matterport', url: 'https://my.matterport.com/show/?m=SxQL3iGyoDo', embedUrl: 'https://my.matterport.com/show/?m=SxQL3iGyoDo&play=1', thumbnailUrl: null,
+      provider: 'matterport',
+      url: 'https://my.matterport.com/show/?m=SxQL3iGyoDo',
+      embedUrl: 'https://my.matterport.com/show/?m=SxQL3iGyoDo&play=1',
+      thumbnailUrl: null,
     })
   })
 
@@ -39,6 +53,7 @@ describe('recogniseVideoLink', () => {
       'https://matterport.com/show/?m=SxQL3iGyoDo',
       'https://example.com/video.mp4',
       'not a url',
-    ]) expect(recogniseVideoLink(url), url).toBeNull()
+    ])
+      expect(recogniseVideoLink(url), url).toBeNull()
   })
 })

@@ -2,7 +2,14 @@
 import { describe, expect, test } from 'bun:test'
 import { VideoRejectedError, checkProbe, renditionContentType, transcodeArgs } from '../../shared/media/transcode'
 
-const video = (width: number, height: number, extra: Record<string, unknown> = {}) => ({ index: 0, codec_type: 'video', codec_name: 'h264', width, height, ...extra })
+const video = (width: number, height: number, extra: Record<string, unknown> = {}) => ({
+  index: 0,
+  codec_type: 'video',
+  codec_name: 'h264',
+  width,
+  height,
+  ...extra,
+})
 const rejected = (probe: unknown) => {
   try {
     checkProbe(probe as never)
@@ -15,14 +22,20 @@ const rejected = (probe: unknown) => {
 
 describe('checkProbe', () => {
   test('a video stream within 15 minutes and 4K passes, in either orientation; audio is found', () => {
-    expect(checkProbe({ streams: [video(3840, 2160), { index: 1, codec_type: 'audio' }], format: { format_name: 'mov,mp4,m4a,3gp,3g2,mj2', duration: '900.0' } }))
-      .toEqual({ durationS: 900, width: 3840, height: 2160, videoStream: 0, audioStream: 1, format: 'mov,mp4,m4a,3gp,3g2,mj2' })
+    expect(
+      checkProbe({ streams: [video(3840, 2160), { index: 1, codec_type: 'audio' }], format: { format_name: 'mov,mp4,m4a,3gp,3g2,mj2', duration: '900.0' } }),
+    ).toEqual({ durationS: 900, width: 3840, height: 2160, videoStream: 0, audioStream: 1, format: 'mov,mp4,m4a,3gp,3g2,mj2' })
     expect(checkProbe({ streams: [video(2160, 4096)], format: { duration: '1' } }).audioStream).toBeNull()
   })
 
   test('a cover picture is not the video stream', () => {
-    expect(rejected({ streams: [video(600, 600, { disposition: { attached_pic: 1 } }), { index: 1, codec_type: 'audio' }], format: { duration: '3' } })).toBe('The file has no video stream')
-    expect(checkProbe({ streams: [video(600, 600, { disposition: { attached_pic: 1 } }), { ...video(1280, 720), index: 2 }], format: { duration: '3' } }).videoStream).toBe(2)
+    expect(rejected({ streams: [video(600, 600, { disposition: { attached_pic: 1 } }), { index: 1, codec_type: 'audio' }], format: { duration: '3' } })).toBe(
+      'The file has no video stream',
+    )
+    expect(
+      checkProbe({ streams: [video(600, 600, { disposition: { attached_pic: 1 } }), { ...video(1280, 720), index: 2 }], format: { duration: '3' } })
+        .videoStream,
+    ).toBe(2)
   })
 
   test('over 15 minutes, over 4K, no video: refused with the reason', () => {
@@ -57,6 +70,12 @@ describe('the encode', () => {
   })
 
   test('content types of the rendition files', () => {
-    expect(['playlist.m3u8', 'seg-000.ts', 'video.mp4', 'poster.jpg', 'x.bin'].map(renditionContentType)).toEqual(['application/vnd.apple.mpegurl', 'video/mp2t', 'video/mp4', 'image/jpeg', null])
+    expect(['playlist.m3u8', 'seg-000.ts', 'video.mp4', 'poster.jpg', 'x.bin'].map(renditionContentType)).toEqual([
+      'application/vnd.apple.mpegurl',
+      'video/mp2t',
+      'video/mp4',
+      'image/jpeg',
+      null,
+    ])
   })
 })

@@ -8,7 +8,12 @@ describe('signature', () => {
   test('the same signature as the reference implementation signs', () => {
     for (const [secret, id, ts, body] of [
       ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw9V3N8TWxCtM=', 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}'],
-      [generateWebhookSecret(), 'evt_4kT9qLm2Xw8bZr1aPc0dQ7sE', 1795612509, JSON.stringify({ id: 'evt_4kT9qLm2Xw8bZr1aPc0dQ7sE', data: { object: { name: 'Ñandú €' } } })],
+      [
+        generateWebhookSecret(),
+        'evt_4kT9qLm2Xw8bZr1aPc0dQ7sE',
+        1795612509,
+        JSON.stringify({ id: 'evt_4kT9qLm2Xw8bZr1aPc0dQ7sE', data: { object: { name: 'Ñandú €' } } }),
+      ],
     ] as const) {
       expect(sign(secret, id, ts, body)).toBe(new Webhook(secret).sign(id, new Date(ts * 1000), body))
     }
@@ -36,7 +41,9 @@ describe('patterns', () => {
   test('what a key may subscribe to and see follows its read scopes (contract §15 §10.1)', () => {
     expect(unreadablePatterns(['lead.*', 'property.created', '*'], ['leads:read'])).toEqual(['property.created', '*'])
     // An exact private type needs properties:write; a wildcard needs the family's read scope only (and is sent what the key reads).
-    expect(unreadablePatterns(['property.created', 'image.ready', 'property.published', 'property.*', 'image.*', '*'], ['leads:read', 'properties:read'])).toEqual(['property.created', 'image.ready'])
+    expect(
+      unreadablePatterns(['property.created', 'image.ready', 'property.published', 'property.*', 'image.*', '*'], ['leads:read', 'properties:read']),
+    ).toEqual(['property.created', 'image.ready'])
     expect(unreadablePatterns(['property.created', 'image.ready', '*'], ['leads:read', 'properties:read', 'properties:write'])).toEqual([])
     expect(visibleTypes(['properties:read'])).toEqual({ exact: ['property.published', 'property.unpublished', 'property.deleted'], prefixes: [] })
     expect(visibleTypes(['properties:read', 'properties:write'], ['lead.created', 'image.*'])).toEqual({ exact: ['image.ready', 'image.failed'], prefixes: [] })
@@ -46,7 +53,10 @@ describe('patterns', () => {
     // Every read scope: every type, so a read needs no type condition; a narrowing still narrows.
     expect(visibleTypes(['leads:read', 'properties:read', 'properties:write'])).toEqual({ exact: [], prefixes: [''] })
     expect(visibleTypes(['leads:read', 'properties:read', 'properties:write'], ['*'])).toEqual({ exact: [], prefixes: [''] })
-    expect(visibleTypes(['leads:read', 'properties:read'], ['property.*', 'lead.created'])).toEqual({ exact: ['lead.created', 'property.published', 'property.unpublished', 'property.deleted'], prefixes: [] })
+    expect(visibleTypes(['leads:read', 'properties:read'], ['property.*', 'lead.created'])).toEqual({
+      exact: ['lead.created', 'property.published', 'property.unpublished', 'property.deleted'],
+      prefixes: [],
+    })
     expect(canRead('property.updated', ['properties:read'])).toBe(false)
     expect(canRead('property.deleted', ['properties:read'])).toBe(true)
     expect(canRead('video.ready', ['properties:write'])).toBe(false)

@@ -78,7 +78,14 @@ describe('the catalogue changes with the image, in one transaction', () => {
     const propertyId = await createPublished(ctx, biz.apiKey)
     const first = await processingImage(propertyId, 1, true)
     const second = await processingImage(propertyId, 2, false)
-    const deps = { config: ctx.config, database: ctx.deps.database, storage: ctx.deps.storage, logger: ctx.deps.logger, queues: ctx.deps.queues, imagePool: pool }
+    const deps = {
+      config: ctx.config,
+      database: ctx.deps.database,
+      storage: ctx.deps.storage,
+      logger: ctx.deps.logger,
+      queues: ctx.deps.queues,
+      imagePool: pool,
+    }
     expect(await makePublicCopy(deps, second)).toEqual({ width: 480, height: 640 })
     expect(await catalogueImages(propertyId)).toEqual([expect.objectContaining({ id: second, is_primary: false })])
     // The first image's original turns out not to be an image at all.
@@ -112,19 +119,22 @@ describe('`completed` means every ready image is in images[]', () => {
         const { uploadId } = await uploadFiles(ctx, biz.apiKey, propertyId, files)
         let reads = 0
         const violations: string[] = []
-        const final = await eventually(async () => {
-          const upload = await call(ctx.app, 'GET', `/v1/properties/${propertyId}/images/uploads/${uploadId}`, { key: biz.apiKey })
-          const state = upload.body.data.state
-          if (state === 'completed') {
-            reads++
-            const ready = upload.body.data.files.filter((f: any) => f.state === 'ready').map((f: any) => f.image_id)
-            const property = await call(ctx.app, 'GET', `/v1/properties/${propertyId}`, { key: biz.apiKey })
-            const listed = property.body.data.images.map((i: any) => i.id)
-            const absent = ready.filter((id: string) => !listed.includes(id))
-            if (absent.length) violations.push(`read ${reads}: completed, but images[] lacks ${absent.join(', ')}`)
-          }
-          return state === 'completed' || state === 'failed' ? upload.body.data : null
-        }, { timeoutMs: 30_000, intervalMs: 1, what: `upload of ${kinds.join(', ')}` })
+        const final = await eventually(
+          async () => {
+            const upload = await call(ctx.app, 'GET', `/v1/properties/${propertyId}/images/uploads/${uploadId}`, { key: biz.apiKey })
+            const state = upload.body.data.state
+            if (state === 'completed') {
+              reads++
+              const ready = upload.body.data.files.filter((f: any) => f.state === 'ready').map((f: any) => f.image_id)
+              const property = await call(ctx.app, 'GET', `/v1/properties/${propertyId}`, { key: biz.apiKey })
+              const listed = property.body.data.images.map((i: any) => i.id)
+              const absent = ready.filter((id: string) => !listed.includes(id))
+              if (absent.length) violations.push(`read ${reads}: completed, but images[] lacks ${absent.join(', ')}`)
+            }
+            return state === 'completed' || state === 'failed' ? upload.body.data : null
+          },
+          { timeoutMs: 30_000, intervalMs: 1, what: `upload of ${kinds.join(', ')}` },
+        )
         expect(violations).toEqual([])
         const readyCount = kinds.filter((k) => k === 'jpeg' || k === 'png' || k === 'webp').length
         expect(final.state).toBe(readyCount > 0 ? 'completed' : 'failed')

@@ -30,7 +30,9 @@ describe('catalogue-reindex processor', () => {
 
   test('an image that became ready appears after the reindex', async () => {
     const id = await createPublished(ctx, biz.apiKey)
-    await ctx.deps.database.db.execute(sql`insert into property_images (business_id, property_id, original_key, public_url, position, state) values (${biz.id}, ${id}, 'o/k', 'https://cdn.example/x.jpg', 1, 'ready')`)
+    await ctx.deps.database.db.execute(
+      sql`insert into property_images (business_id, property_id, original_key, public_url, position, state) values (${biz.id}, ${id}, 'o/k', 'https://cdn.example/x.jpg', 1, 'ready')`,
+    )
     await run({ propertyId: id })
     const res = await call(ctx.app, 'GET', `/v1/properties/${id}`, { key: biz.apiKey })
     expect(res.body.data.images).toEqual([{ id: expect.any(String), url: 'https://cdn.example/x.jpg', order: 1, is_primary: false, title: '' }])

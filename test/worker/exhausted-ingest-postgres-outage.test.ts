@@ -49,7 +49,12 @@ beforeAll(async () => {
   const producer = redisConnection(config.redisUrl, 'producer')
   producer.on('error', () => {})
   queues = new Queues(producer, config.queuePrefix, { jobOptions: QUICK })
-  workers = await startWorkers(config, createLogger('debug', {}, (l) => logs.push(l)), ['lead-ingest'], { jobOptions: QUICK })
+  workers = await startWorkers(
+    config,
+    createLogger('debug', {}, (l) => logs.push(l)),
+    ['lead-ingest'],
+    { jobOptions: QUICK },
+  )
 }, 120_000)
 afterAll(async () => {
   await workers?.close(5000).catch(() => {})
@@ -76,14 +81,21 @@ describe('lead-ingest while PostgreSQL is down', () => {
     await cluster.stop()
     const phones = Array.from({ length: 5 }, () => uniquePhone())
     for (const phone of phones) {
-      await queues.enqueue('lead-ingest', { leads: [buildIngestLead(businessId, { source: 'landing', sourcePage: 'https://example.com/', contact: { name: 'Lucía', phone }, search: { budget: '900' } })] })
+      await queues.enqueue('lead-ingest', {
+        leads: [
+          buildIngestLead(businessId, { source: 'landing', sourcePage: 'https://example.com/', contact: { name: 'Lucía', phone }, search: { budget: '900' } }),
+        ],
+      })
     }
     const q = queues.get('lead-ingest')
     // Far more tries than the jobs' 3 attempts, and none of them failed.
-    await eventually(async () => {
-      const [figures] = await queueFigures(queues, ['lead-ingest'])
-      return figures.waits.unavailable >= 30
-    }, { what: 'ingest jobs to keep waiting for PostgreSQL', timeoutMs: 30_000 })
+    await eventually(
+      async () => {
+        const [figures] = await queueFigures(queues, ['lead-ingest'])
+        return figures.waits.unavailable >= 30
+      },
+      { what: 'ingest jobs to keep waiting for PostgreSQL', timeoutMs: 30_000 },
+    )
     expect(await q.getFailedCount()).toBe(0)
     const jobs = await q.getJobs(['delayed', 'waiting', 'active'])
     expect(jobs.length).toBe(5)
@@ -92,10 +104,13 @@ describe('lead-ingest while PostgreSQL is down', () => {
     expect(await renderQueueMetrics(queues)).toMatch(/^queue_job_unavailable_waits_total\{queue="lead-ingest"\} [1-9]\d*$/m)
 
     await cluster.start()
-    await eventually(async () => {
-      const rows = await privateSql((sql) => sql<{ phone: string }[]>`select phone from contacts where business_id = ${businessId}`)
-      return rows.length === phones.length
-    }, { what: 'the leads to be stored after the outage', timeoutMs: 30_000 })
+    await eventually(
+      async () => {
+        const rows = await privateSql((sql) => sql<{ phone: string }[]>`select phone from contacts where business_id = ${businessId}`)
+        return rows.length === phones.length
+      },
+      { what: 'the leads to be stored after the outage', timeoutMs: 30_000 },
+    )
     expect(await q.getFailedCount()).toBe(0)
     expect(logs.some((l) => l.includes('PostgreSQL reachable again'))).toBe(true)
   }, 120_000)
@@ -107,13 +122,15 @@ describe('lead-ingest while PostgreSQL is down', () => {
     for (const kind of Object.keys(JOBS) as JobKind[]) expect(JOBS[kind].options.removeOnFail).toBe(false)
   })
 
-  test('the wait between tries grows from the job\'s backoff and is capped at 30 s', () => {
-    fc.assert(fc.property(fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: 1, max: 60_000 }), (n, base) => {
-      const wait = unavailableRetryDelayMs(n, base)
-      expect(wait).toBeGreaterThanOrEqual(Math.min(base, 30_000))
-      expect(wait).toBeLessThanOrEqual(30_000)
-      expect(unavailableRetryDelayMs(n + 1, base)).toBeGreaterThanOrEqual(wait)
-    }))
+  test("the wait between tries grows from the job's backoff and is capped at 30 s", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: 1, max: 60_000 }), (n, base) => {
+        const wait = unavailableRetryDelayMs(n, base)
+        expect(wait).toBeGreaterThanOrEqual(Math.min(base, 30_000))
+        expect(wait).toBeLessThanOrEqual(30_000)
+        expect(unavailableRetryDelayMs(n + 1, base)).toBeGreaterThanOrEqual(wait)
+      }),
+    )
     expect(unavailableRetryDelayMs(1, 1000)).toBe(1000)
     expect(unavailableRetryDelayMs(4, 1000)).toBe(8000)
   })

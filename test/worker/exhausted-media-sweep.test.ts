@@ -36,14 +36,21 @@ const deps = () => ({ database: ctx.deps.database, queues: ctx.deps.queues, logg
 /** Fails the queue's waiting jobs for good, as a worker that died before recording it would leave them. */
 async function failWaitingJobs(queue: QueueName, ids: string[]): Promise<void> {
   const connection = redisConnection(ctx.config.redisUrl, 'worker')
-  const worker = new Worker(queue, async () => {
-    throw new UnrecoverableError('worker lost its database connection')
-  }, { connection, prefix: ctx.config.queuePrefix })
+  const worker = new Worker(
+    queue,
+    async () => {
+      throw new UnrecoverableError('worker lost its database connection')
+    },
+    { connection, prefix: ctx.config.queuePrefix },
+  )
   try {
-    await eventually(async () => {
-      for (const id of ids) if ((await (await ctx.deps.queues.get(queue).getJob(id))?.getState()) !== 'failed') return false
-      return true
-    }, { what: `${ids.join(', ')} failed` })
+    await eventually(
+      async () => {
+        for (const id of ids) if ((await (await ctx.deps.queues.get(queue).getJob(id))?.getState()) !== 'failed') return false
+        return true
+      },
+      { what: `${ids.join(', ')} failed` },
+    )
   } finally {
     await worker.close()
     connection.disconnect()
@@ -104,7 +111,11 @@ describe('media sweep', () => {
     await failWaitingJobs('image-watermark', [`image-${stuck}`])
     await recoverMediaJobs(deps())
     expect(await (await ctx.deps.queues.get('image-watermark').getJob(`image-${lost}`))?.getState()).toBe('waiting')
-    const rows = [...await ctx.deps.database.db.execute<{ id: string; state: string; error: string | null }>(sql`select id, state, error from property_images where property_id = ${propertyId} order by position`)]
+    const rows = [
+      ...(await ctx.deps.database.db.execute<{ id: string; state: string; error: string | null }>(
+        sql`select id, state, error from property_images where property_id = ${propertyId} order by position`,
+      )),
+    ]
     expect(rows).toEqual([
       { id: lost, state: 'processing', error: null },
       { id: stuck, state: 'failed', error: expect.stringMatching(/could not be processed/) },

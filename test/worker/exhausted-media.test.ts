@@ -61,12 +61,19 @@ const cli = async (...args: string[]) => {
   return { stdout, stderr, code }
 }
 const getUpload = (propertyId: number, uploadId: string) => call(ctx.app, 'GET', `/v1/properties/${propertyId}/images/uploads/${uploadId}`, { key: biz.apiKey })
-const originalsOf = async (uploadId: string) =>
-  [...await ctx.deps.database.db.execute<{ original_key: string; purged_at: Date | null }>(sql`select original_key, purged_at from upload_files where session_id = ${uploadId} order by position`)]
-const stateIs = (propertyId: number, uploadId: string, state: string) => eventually(async () => {
-  const res = await getUpload(propertyId, uploadId)
-  return res.body.data.state === state ? res.body.data : null
-}, { timeoutMs: 15_000, what: `upload ${state}` })
+const originalsOf = async (uploadId: string) => [
+  ...(await ctx.deps.database.db.execute<{ original_key: string; purged_at: Date | null }>(
+    sql`select original_key, purged_at from upload_files where session_id = ${uploadId} order by position`,
+  )),
+]
+const stateIs = (propertyId: number, uploadId: string, state: string) =>
+  eventually(
+    async () => {
+      const res = await getUpload(propertyId, uploadId)
+      return res.body.data.state === state ? res.body.data : null
+    },
+    { timeoutMs: 15_000, what: `upload ${state}` },
+  )
 
 describe('exhausted image jobs', () => {
   test('upload-complete exhausts: the upload and its files are failed with a reason, kept, and `queues retry` completes it', async () => {
@@ -82,7 +89,12 @@ describe('exhausted image jobs', () => {
     const brokenPath = join(dataDir, 'private', broken.original_key)
     await rm(brokenPath)
     await mkdir(brokenPath)
-    workers = await startWorkers(ctx.config, createLogger('debug', {}, (l) => workerLogs.push(l)), ['upload-complete', 'image-watermark'], { jobOptions: QUICK })
+    workers = await startWorkers(
+      ctx.config,
+      createLogger('debug', {}, (l) => workerLogs.push(l)),
+      ['upload-complete', 'image-watermark'],
+      { jobOptions: QUICK },
+    )
 
     const failed = await stateIs(propertyId, uploadId, 'failed')
     expect(failed.files.map((f: any) => f.state)).toEqual(['failed', 'failed'])
@@ -114,7 +126,12 @@ describe('exhausted image jobs', () => {
   }, 60_000)
 
   test('image-watermark exhausts: the image and its file are failed with a reason, and `queues retry --all` makes it public', async () => {
-    workers ??= await startWorkers(ctx.config, createLogger('debug', {}, (l) => workerLogs.push(l)), ['upload-complete', 'image-watermark'], { jobOptions: QUICK })
+    workers ??= await startWorkers(
+      ctx.config,
+      createLogger('debug', {}, (l) => workerLogs.push(l)),
+      ['upload-complete', 'image-watermark'],
+      { jobOptions: QUICK },
+    )
     const propertyId = await createPublished(ctx, biz.apiKey)
     // Public storage breaks: a file stands where the folder of public copies should be.
     const publicImages = join(dataDir, 'public', 'images')
@@ -127,7 +144,11 @@ describe('exhausted image jobs', () => {
     const failed = await stateIs(propertyId, uploadId, 'failed')
     expect(failed.files[0].state).toBe('failed')
     expect(failed.files[0].error).toMatch(/could not be processed/)
-    const [image] = [...await ctx.deps.database.db.execute<{ id: string; state: string; error: string | null }>(sql`select id, state, error from property_images where property_id = ${propertyId}`)]
+    const [image] = [
+      ...(await ctx.deps.database.db.execute<{ id: string; state: string; error: string | null }>(
+        sql`select id, state, error from property_images where property_id = ${propertyId}`,
+      )),
+    ]
     expect(image.state).toBe('failed')
     expect(image.error).toMatch(/could not be processed/)
     expect(await (await queues.get('image-watermark').getJob(`image-${image.id}`))!.getState()).toBe('failed')
@@ -147,7 +168,10 @@ describe('exhausted image jobs', () => {
 
   test('`queues drop` gives an exhausted upload up for good: its originals may then be purged', async () => {
     const propertyId = await createPublished(ctx, biz.apiKey)
-    const created = await call(ctx.app, 'POST', `/v1/properties/${propertyId}/images/uploads`, { key: biz.apiKey, body: { files: [{ filename: 'salon.jpg', content_type: 'image/jpeg', size: 1_000_000 }] } })
+    const created = await call(ctx.app, 'POST', `/v1/properties/${propertyId}/images/uploads`, {
+      key: biz.apiKey,
+      body: { files: [{ filename: 'salon.jpg', content_type: 'image/jpeg', size: 1_000_000 }] },
+    })
     const uploadId: string = created.body.upload_id
     await (await putUpload(ctx, created.body.files[0], await orientedJpeg())).arrayBuffer()
     const [file] = await originalsOf(uploadId)

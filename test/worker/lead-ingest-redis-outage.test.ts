@@ -23,10 +23,13 @@ async function startRedis(): Promise<void> {
   const probe = new IORedis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
   probe.on('error', () => {})
   try {
-    await eventually(async () => {
-      if (probe.status !== 'ready') await probe.connect().catch(() => {})
-      return (await probe.ping()) === 'PONG'
-    }, { what: `redis-server on ${port}` })
+    await eventually(
+      async () => {
+        if (probe.status !== 'ready') await probe.connect().catch(() => {})
+        return (await probe.ping()) === 'PONG'
+      },
+      { what: `redis-server on ${port}` },
+    )
   } finally {
     probe.disconnect()
   }
@@ -102,10 +105,13 @@ describe('rental ingest when Redis fails', () => {
     const stored = await lead(phone)
     expect(stored).toMatchObject({ name: 'Congelada' })
     // Redis then runs the delayed add; the worker's insert of that job changes nothing.
-    await eventually(async () => {
-      const counts = await ctx.deps.queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')
-      return Object.values(counts).every((n) => n === 0)
-    }, { what: 'the late job processed' })
+    await eventually(
+      async () => {
+        const counts = await ctx.deps.queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')
+        return Object.values(counts).every((n) => n === 0)
+      },
+      { what: 'the late job processed' },
+    )
     expect((await contactsOf(ctx, biz.id)).filter((r) => r.phone === phone)).toEqual([stored])
   })
 })

@@ -38,10 +38,13 @@ afterAll(async () => {
 }, 30_000)
 
 const ingest = (phone: string) => call(ctx.app, 'POST', '/v1/leads/ingest', { key: biz.apiKey, body: ingestBody({ contact: { name: 'Lucía', phone } }) })
-const queueIdle = async () => Object.values(await ctx.deps.queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')).every((n) => n === 0)
+const queueIdle = async () =>
+  Object.values(await ctx.deps.queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')).every((n) => n === 0)
 const leadCreatedEvents = async (phone: string) => {
   await relayAll(ctx.deps)
-  const rows = await ctx.deps.database.db.execute(sql`select count(*)::int as n from events where business_id = ${biz.id} and type = 'lead.created' and data->'object'->>'phone' = ${phone}`)
+  const rows = await ctx.deps.database.db.execute(
+    sql`select count(*)::int as n from events where business_id = ${biz.id} and type = 'lead.created' and data->'object'->>'phone' = ${phone}`,
+  )
   return Number((rows as unknown as { n: number }[])[0].n)
 }
 
@@ -108,16 +111,32 @@ describe('rental ingest through Redis Sentinel', () => {
     // While no master is known, ingests are still answered: PostgreSQL takes the batches.
     const during = uniquePhone()
     expect((await ingest(during)).status).toBe(200)
-    await eventually(async () => (await topology.currentMasterPort()) === topology.replicas[0].port, { what: `promotion of the replica (old master ${oldMaster})`, timeoutMs: 30_000, intervalMs: 200 })
-    await eventually(async () => (await call(ctx.app, 'GET', '/readyz')).status === 200, { what: '/readyz after the failover', timeoutMs: 15_000, intervalMs: 100, get detail() { return `connection ${ctx.deps.redis.status}` } })
+    await eventually(async () => (await topology.currentMasterPort()) === topology.replicas[0].port, {
+      what: `promotion of the replica (old master ${oldMaster})`,
+      timeoutMs: 30_000,
+      intervalMs: 200,
+    })
+    await eventually(async () => (await call(ctx.app, 'GET', '/readyz')).status === 200, {
+      what: '/readyz after the failover',
+      timeoutMs: 15_000,
+      intervalMs: 100,
+      get detail() {
+        return `connection ${ctx.deps.redis.status}`
+      },
+    })
     expect(await ctx.deps.redis.call('ROLE').then((r) => (r as string[])[0])).toBe('master')
     // The new master has no replica yet: the answer still waits for PostgreSQL, never for nothing.
     const after = uniquePhone()
     expect((await ingest(after)).status).toBe(200)
     // The worker's queue runs on the new master: a job put there directly is consumed.
     const queued = uniquePhone()
-    await ctx.deps.queues.enqueue('lead-ingest', { leads: [buildIngestLead(biz.id, ingestBody({ contact: { name: 'Tras la promoción', phone: queued } }) as never)] })
-    await eventually(async () => (await contactsOf(ctx, biz.id)).some((r) => r.phone === queued), { what: 'a job on the new master stored by the worker', timeoutMs: 20_000 })
+    await ctx.deps.queues.enqueue('lead-ingest', {
+      leads: [buildIngestLead(biz.id, ingestBody({ contact: { name: 'Tras la promoción', phone: queued } }) as never)],
+    })
+    await eventually(async () => (await contactsOf(ctx, biz.id)).some((r) => r.phone === queued), {
+      what: 'a job on the new master stored by the worker',
+      timeoutMs: 20_000,
+    })
     const phones = (await contactsOf(ctx, biz.id)).map((r) => r.phone)
     for (const p of [during, after, queued]) expect(phones.filter((x) => x === p)).toHaveLength(1)
   }, 60_000)

@@ -61,7 +61,9 @@ describe('lead-ingest processor', () => {
     expect(rows.length).toBe(13)
     expect(rows.find((r) => r.phone === shared).name).toBe('s0')
     await relayAll(ctx.deps)
-    const [{ events }] = await ctx.deps.database.sql<{ events: number }[]>`select count(*)::int as events from events where business_id = ${b.id} and type = 'lead.created'`
+    const [{ events }] = await ctx.deps.database.sql<
+      { events: number }[]
+    >`select count(*)::int as events from events where business_id = ${b.id} and type = 'lead.created'`
     expect(events).toBe(13)
   })
 
@@ -89,19 +91,28 @@ describe('ingest through a real BullMQ worker', () => {
   test('50 concurrent ingests of one phone make one lead, and duplicates never change the first', async () => {
     const b = await seedBusiness(ctx)
     const phone = uniquePhone()
-    const first = await call(ctx.app, 'POST', '/v1/leads/ingest', { key: b.apiKey, body: ingestBody({ contact: { name: 'Primera', phone }, search: { budget: '700' } }) })
+    const first = await call(ctx.app, 'POST', '/v1/leads/ingest', {
+      key: b.apiKey,
+      body: ingestBody({ contact: { name: 'Primera', phone }, search: { budget: '700' } }),
+    })
     expect(first.status, first.text).toBe(200)
     const original = await eventually(async () => (await contactsOf(ctx, b.id))[0], { what: 'the first lead' })
     const results = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
-        call(ctx.app, 'POST', '/v1/leads/ingest', { key: b.apiKey, body: ingestBody({ contact: { name: `Dup ${i}`, phone: i % 2 ? phone : phone.slice(3) }, search: { budget: String(1000 + i) } }) }),
+        call(ctx.app, 'POST', '/v1/leads/ingest', {
+          key: b.apiKey,
+          body: ingestBody({ contact: { name: `Dup ${i}`, phone: i % 2 ? phone : phone.slice(3) }, search: { budget: String(1000 + i) } }),
+        }),
       ),
     )
     expect(results.map((r) => r.status)).toEqual(Array(50).fill(200))
-    await eventually(async () => {
-      const counts = await ctx.deps.queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')
-      return Object.values(counts).every((n) => n === 0)
-    }, { what: 'an empty lead-ingest queue' })
+    await eventually(
+      async () => {
+        const counts = await ctx.deps.queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')
+        return Object.values(counts).every((n) => n === 0)
+      },
+      { what: 'an empty lead-ingest queue' },
+    )
     expect(await contactsOf(ctx, b.id)).toEqual([original])
   })
 
@@ -109,14 +120,19 @@ describe('ingest through a real BullMQ worker', () => {
     const b = await seedBusiness(ctx)
     const phone = uniquePhone()
     const results = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => call(ctx.app, 'POST', '/v1/leads/ingest', { key: b.apiKey, body: ingestBody({ contact: { name: `N${i}`, phone } }) })),
+      Array.from({ length: 50 }, (_, i) =>
+        call(ctx.app, 'POST', '/v1/leads/ingest', { key: b.apiKey, body: ingestBody({ contact: { name: `N${i}`, phone } }) }),
+      ),
     )
     expect(results.map((r) => r.status)).toEqual(Array(50).fill(200))
     await eventually(async () => (await contactsOf(ctx, b.id)).length === 1, { what: 'one lead' })
-    await eventually(async () => {
-      const counts = await ctx.deps.queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'failed')
-      return Object.values(counts).every((n) => n === 0)
-    }, { what: 'an empty lead-ingest queue' })
+    await eventually(
+      async () => {
+        const counts = await ctx.deps.queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'failed')
+        return Object.values(counts).every((n) => n === 0)
+      },
+      { what: 'an empty lead-ingest queue' },
+    )
     expect(await contactsOf(ctx, b.id)).toHaveLength(1)
   })
 
@@ -124,7 +140,9 @@ describe('ingest through a real BullMQ worker', () => {
     const b = await seedBusiness(ctx)
     const before = { ...ctx.deps.ingest.stats }
     const phones = Array.from({ length: 200 }, () => uniquePhone())
-    const results = await Promise.all(phones.map((phone) => call(ctx.app, 'POST', '/v1/leads/ingest', { key: b.apiKey, body: ingestBody({ contact: { phone } }) })))
+    const results = await Promise.all(
+      phones.map((phone) => call(ctx.app, 'POST', '/v1/leads/ingest', { key: b.apiKey, body: ingestBody({ contact: { phone } }) })),
+    )
     expect(results.every((r) => r.status === 200)).toBe(true)
     await eventually(async () => (await contactsOf(ctx, b.id)).length === new Set(phones).size, { what: '200 leads', timeoutMs: 15_000 })
     const batches = ctx.deps.ingest.stats.batches - before.batches

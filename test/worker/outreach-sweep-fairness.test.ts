@@ -100,7 +100,10 @@ describe('outreach sweep fairness', () => {
     let run = 0
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ due: fc.integer({ min: 0, max: 900 }), waiting: fc.integer({ min: 0, max: 400 }), ageMinutes: fc.integer({ min: 2, max: 600 }) }), { minLength: 3, maxLength: 3 }),
+        fc.array(
+          fc.record({ due: fc.integer({ min: 0, max: 900 }), waiting: fc.integer({ min: 0, max: 400 }), ageMinutes: fc.integer({ min: 2, max: 600 }) }),
+          { minLength: 3, maxLength: 3 },
+        ),
         async (plan) => {
           run++
           try {

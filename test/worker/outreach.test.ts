@@ -72,10 +72,12 @@ describe('outreach worker', () => {
   test('delivers the exact body of contract §8 with verifiable signature headers', async () => {
     const b = await seedBusiness(ctx)
     const secret = await configureEndpoint(ctx, b.id, url('/exact'))
-    const propertyId = (await call(ctx.app, 'POST', '/v1/properties', {
-      key: b.apiKey,
-      body: { operations: ['venta'], type: 'casa', title: 'Casa', pricing: { sale: 1 }, location: { city: 'Valencia' }, area: { total: 1 } },
-    })).body.id
+    const propertyId = (
+      await call(ctx.app, 'POST', '/v1/properties', {
+        key: b.apiKey,
+        body: { operations: ['venta'], type: 'casa', title: 'Casa', pricing: { sale: 1 }, location: { city: 'Valencia' }, area: { total: 1 } },
+      })
+    ).body.id
     const res = await call(ctx.app, 'POST', '/v1/leads/inquiries', { key: b.apiKey, body: inquiryBody({ property_id: propertyId }) })
     expect(res.status, res.text).toBe(200)
     expect(res.body.outreach).toBe('queued')
@@ -84,19 +86,21 @@ describe('outreach worker', () => {
 
     const [got] = receivedAt('/exact')
     const { created_at } = JSON.parse(got.body)
-    expect(got.body).toBe(JSON.stringify({
-      type: 'inquiry.created',
-      delivery_id: delivery.id,
-      created_at,
-      inquiry_id: res.body.inquiry_id,
-      lead_id: res.body.lead_id,
-      lead_created: true,
-      property_id: propertyId,
-      contact: { name: 'Ana García', email: 'ana@example.com', phone: '+34600111222' },
-      message: '¿Sigue disponible? Me gustaría visitarlo.',
-      source: 'web-contact-form',
-      source_page: 'https://inmobiliaria.example/propiedades/1',
-    }))
+    expect(got.body).toBe(
+      JSON.stringify({
+        type: 'inquiry.created',
+        delivery_id: delivery.id,
+        created_at,
+        inquiry_id: res.body.inquiry_id,
+        lead_id: res.body.lead_id,
+        lead_created: true,
+        property_id: propertyId,
+        contact: { name: 'Ana García', email: 'ana@example.com', phone: '+34600111222' },
+        message: '¿Sigue disponible? Me gustaría visitarlo.',
+        source: 'web-contact-form',
+        source_page: 'https://inmobiliaria.example/propiedades/1',
+      }),
+    )
     const [inquiry] = await ctx.deps.database.db.execute<{ created_at: Date }>(sql`select created_at from lead_inquiries where id = ${res.body.inquiry_id}`)
     expect(created_at).toBe(new Date(inquiry.created_at).toISOString())
 
@@ -122,7 +126,10 @@ describe('outreach worker', () => {
     const [delivery] = await deliveriesOf(ctx, b.id)
     await eventually(async () => (await stateOf(delivery.id)) === 'delivered', { what: 'delivery after a retry' })
     expect(res.body.outreach).toBe('queued')
-    expect((await attemptsOf(ctx, delivery.id)).map((a) => [a.attempt, a.status_code, a.error])).toEqual([[1, 500, null], [2, 204, null]])
+    expect((await attemptsOf(ctx, delivery.id)).map((a) => [a.attempt, a.status_code, a.error])).toEqual([
+      [1, 500, null],
+      [2, 204, null],
+    ])
     const [first, second] = receivedAt('/flaky')
     expect(second.headers.get('x-webhook-id')).toBe(first.headers.get('x-webhook-id'))
     expect(second.body).toBe(first.body)
@@ -245,13 +252,19 @@ describe('Redis down when the inquiry is accepted', () => {
 
   test('the answer is still 200 "queued", the delivery waits in PostgreSQL, and the sweep sends it later', async () => {
     const port = await freePort()
-    redisProc = Bun.spawn(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdout: 'ignore', stderr: 'ignore' })
+    redisProc = Bun.spawn(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdout: 'ignore',
+      stderr: 'ignore',
+    })
     const probe = new IORedis(`redis://127.0.0.1:${port}`, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
     probe.on('error', () => {})
-    await eventually(async () => {
-      await probe.connect().catch(() => {})
-      return (await probe.ping()) === 'PONG'
-    }, { what: 'private redis' })
+    await eventually(
+      async () => {
+        await probe.connect().catch(() => {})
+        return (await probe.ping()) === 'PONG'
+      },
+      { what: 'private redis' },
+    )
     probe.disconnect()
     const api = await createTestContext({ REDIS_URL: `redis://127.0.0.1:${port}` })
     try {

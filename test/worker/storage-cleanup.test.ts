@@ -49,7 +49,12 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true })
 })
 
-const rowOf = async (id: number) => (await ctx.deps.database.db.execute<{ attempts: number; last_error: string | null }>(sql`select attempts, last_error from storage_deletions where id = ${id}`))[0]
+const rowOf = async (id: number) =>
+  (
+    await ctx.deps.database.db.execute<{ attempts: number; last_error: string | null }>(
+      sql`select attempts, last_error from storage_deletions where id = ${id}`,
+    )
+  )[0]
 const hex = () => crypto.randomUUID().replace(/-/g, '')
 
 describe('storage-cleanup', () => {
@@ -109,18 +114,30 @@ describe('storage-cleanup', () => {
     const propertyId = await createPublished(ctx, biz.apiKey)
     const up = await uploadFiles(ctx, biz.apiKey, propertyId, [{ filename: 'a.webp', content_type: 'image/webp', body: await smallWebp() }])
     // No image-watermark worker runs here: the image waits, processing.
-    const [{ id: imageId }] = await eventually(async () => {
-      const rows = [...await ctx.deps.database.db.execute<{ id: string }>(sql`select id from property_images where property_id = ${propertyId}`)]
-      return rows.length ? rows : null
-    }, { what: 'the image row' })
+    const [{ id: imageId }] = await eventually(
+      async () => {
+        const rows = [...(await ctx.deps.database.db.execute<{ id: string }>(sql`select id from property_images where property_id = ${propertyId}`))]
+        return rows.length ? rows : null
+      },
+      { what: 'the image row' },
+    )
     const pool = new ImagePool(1)
     try {
-      const result = await makePublicCopy({ ...ctx.deps, queues, imagePool: { run: async (input, options) => {
-        // The integrator deletes the image while the copy is being made.
-        const res = await call(ctx.app, 'DELETE', `/v1/properties/${propertyId}/images/${imageId}`, { key: biz.apiKey })
-        expect(res.status, res.text).toBe(200)
-        return pool.run(input, options)
-      } } }, imageId)
+      const result = await makePublicCopy(
+        {
+          ...ctx.deps,
+          queues,
+          imagePool: {
+            run: async (input, options) => {
+              // The integrator deletes the image while the copy is being made.
+              const res = await call(ctx.app, 'DELETE', `/v1/properties/${propertyId}/images/${imageId}`, { key: biz.apiKey })
+              expect(res.status, res.text).toBe(200)
+              return pool.run(input, options)
+            },
+          },
+        },
+        imageId,
+      )
       expect(result).toEqual({ skipped: 'deleted' })
     } finally {
       await pool.close()
@@ -133,15 +150,21 @@ describe('storage-cleanup', () => {
   test('a video deleted while it is being transcoded: its rendition never stays in public storage', async () => {
     const propertyId = await createPublished(ctx, biz.apiKey)
     const { videoId } = await uploadVideo(ctx, biz.apiKey, propertyId, { body: await makeVideo({ seconds: 12, width: 1280, height: 720, audio: true }) })
-    await eventually(async () => {
-      for (const dir of (await readdir(tmpdir())).filter((n) => n.startsWith(`plm-video-${process.pid}-`))) {
-        if ((await readdir(join(tmpdir(), dir, 'out')).catch(() => [] as string[])).some((n) => n.endsWith('.ts'))) return true
-      }
-      return false
-    }, { timeoutMs: 30_000, intervalMs: 20, what: 'the transcode under way' })
+    await eventually(
+      async () => {
+        for (const dir of (await readdir(tmpdir())).filter((n) => n.startsWith(`plm-video-${process.pid}-`))) {
+          if ((await readdir(join(tmpdir(), dir, 'out')).catch(() => [] as string[])).some((n) => n.endsWith('.ts'))) return true
+        }
+        return false
+      },
+      { timeoutMs: 30_000, intervalMs: 20, what: 'the transcode under way' },
+    )
     expect((await call(ctx.app, 'DELETE', `/v1/properties/${propertyId}/videos/${videoId}`, { key: biz.apiKey })).status).toBe(200)
     // The transcode finishes, finds its video gone and hands its rendition to the cleanup.
-    await eventually(async () => (await readdir(tmpdir())).every((n) => !n.startsWith(`plm-video-${process.pid}-`)), { timeoutMs: 60_000, what: 'the transcode to end' })
+    await eventually(async () => (await readdir(tmpdir())).every((n) => !n.startsWith(`plm-video-${process.pid}-`)), {
+      timeoutMs: 60_000,
+      what: 'the transcode to end',
+    })
     await eventually(async () => (await ctx.deps.storage.list('public', 'videos/')).length === 0, { timeoutMs: 15_000, what: 'no rendition left' })
     expect((await call(ctx.app, 'GET', `/v1/properties/${propertyId}/videos`, { key: biz.apiKey })).body.data).toEqual([])
   }, 90_000)

@@ -25,7 +25,8 @@ describe('vacuum where the server does not', () => {
     expect(tables).toContain('events')
     expect(tables).toContain('webhook_deliveries')
     expect(tables.every((t) => CHURNED_TABLES.includes(t))).toBe(true)
-    for (const table of ['events', 'contacts', 'catalogue_entries']) expect(new Date(String(await lastVacuum(table))).getTime()).toBeGreaterThanOrEqual(started.getTime())
+    for (const table of ['events', 'contacts', 'catalogue_entries'])
+      expect(new Date(String(await lastVacuum(table))).getTime()).toBeGreaterThanOrEqual(started.getTime())
   })
 
   test('the maintenance task vacuums exactly when autovacuum is off', async () => {

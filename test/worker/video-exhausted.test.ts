@@ -49,19 +49,32 @@ afterAll(async () => {
 })
 
 const cli = async (...args: string[]) => {
-  const proc = Bun.spawn(['bun', 'run', 'cli/index.ts', 'queues', ...args], { cwd: ROOT, env: { ...process.env, QUEUE_PREFIX: ctx.config.queuePrefix, DATA_DIR: dataDir }, stdout: 'pipe', stderr: 'pipe' })
+  const proc = Bun.spawn(['bun', 'run', 'cli/index.ts', 'queues', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, QUEUE_PREFIX: ctx.config.queuePrefix, DATA_DIR: dataDir },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
   return { stdout, stderr, code }
 }
 
 /** The original of a video, broken: a directory stands where the file should be, so every read fails. */
 async function breakOriginal(videoId: string): Promise<{ key: string; repair(body: Uint8Array): Promise<void> }> {
-  const [{ original_key: key }] = await ctx.deps.database.db.execute<{ original_key: string }>(sql`select original_key from property_videos where id = ${videoId}`)
+  const [{ original_key: key }] = await ctx.deps.database.db.execute<{ original_key: string }>(
+    sql`select original_key from property_videos where id = ${videoId}`,
+  )
   const path = join(dataDir, 'private', key)
   await rm(path, { force: true })
   await mkdir(path)
   await writeFile(join(path, 'x'), 'x')
-  return { key, repair: async (body) => { await rm(path, { recursive: true }); await writeFile(path, body) } }
+  return {
+    key,
+    repair: async (body) => {
+      await rm(path, { recursive: true })
+      await writeFile(path, body)
+    },
+  }
 }
 
 describe('exhausted video-transcode', () => {
@@ -71,11 +84,15 @@ describe('exhausted video-transcode', () => {
     // Uploaded, then broken before it is completed (the worker picks it up at once).
     const first = await uploadVideo(ctx, biz.apiKey, propertyId, { body, complete: false })
     const broken = await breakOriginal(first.videoId)
-    await ctx.app.handle(new Request(`http://localhost/v1/properties/${propertyId}/videos/${first.videoId}/complete`, { method: 'POST', headers: { 'x-api-key': biz.apiKey } }))
+    await ctx.app.handle(
+      new Request(`http://localhost/v1/properties/${propertyId}/videos/${first.videoId}/complete`, { method: 'POST', headers: { 'x-api-key': biz.apiKey } }),
+    )
     const failed = await waitForVideo(ctx, biz.apiKey, propertyId, first.videoId)
     expect(failed).toMatchObject({ state: 'failed', error: 'The video could not be processed (2 attempts failed); it is kept for an operator to retry' })
     expect(await (await queues.get('video-transcode').getJob(`video-${first.videoId}`))!.getState()).toBe('failed')
-    const [kept] = await ctx.deps.database.db.execute<{ original_key: string | null }>(sql`select original_key from property_videos where id = ${first.videoId}`)
+    const [kept] = await ctx.deps.database.db.execute<{ original_key: string | null }>(
+      sql`select original_key from property_videos where id = ${first.videoId}`,
+    )
     expect(kept.original_key).toBe(broken.key)
 
     await broken.repair(body)
@@ -88,11 +105,15 @@ describe('exhausted video-transcode', () => {
     // Dropped: failed for good, and the original goes to the cleanup (queued by the storage sweep).
     const second = await uploadVideo(ctx, biz.apiKey, propertyId, { body, complete: false })
     const broken2 = await breakOriginal(second.videoId)
-    await ctx.app.handle(new Request(`http://localhost/v1/properties/${propertyId}/videos/${second.videoId}/complete`, { method: 'POST', headers: { 'x-api-key': biz.apiKey } }))
+    await ctx.app.handle(
+      new Request(`http://localhost/v1/properties/${propertyId}/videos/${second.videoId}/complete`, { method: 'POST', headers: { 'x-api-key': biz.apiKey } }),
+    )
     expect((await waitForVideo(ctx, biz.apiKey, propertyId, second.videoId)).state).toBe('failed')
     const dropped = await cli('drop', '--queue', 'video-transcode', '--id', `video-${second.videoId}`, '--json')
     expect(dropped.code, dropped.stderr).toBe(0)
-    const [released] = await ctx.deps.database.db.execute<{ original_key: string | null }>(sql`select original_key from property_videos where id = ${second.videoId}`)
+    const [released] = await ctx.deps.database.db.execute<{ original_key: string | null }>(
+      sql`select original_key from property_videos where id = ${second.videoId}`,
+    )
     expect(released.original_key).toBeNull()
     await broken2.repair(body)
     // The cleanup queued by the drop may still be on its last attempt against the broken path

@@ -57,13 +57,16 @@ test('kill -9 mid-transcode: another worker redoes it from the original; only th
   })
   const pid = victim.pid
   // Half way: the victim's ffmpeg has written HLS segments into its work directory.
-  await eventually(async () => {
-    for (const dir of await workDirsOf(pid)) {
-      const out = await readdir(join(dir, 'out')).catch(() => [] as string[])
-      if (out.filter((n) => n.endsWith('.ts')).length >= 2) return true
-    }
-    return false
-  }, { timeoutMs: 60_000, intervalMs: 50, what: 'the first transcode to be under way' })
+  await eventually(
+    async () => {
+      for (const dir of await workDirsOf(pid)) {
+        const out = await readdir(join(dir, 'out')).catch(() => [] as string[])
+        if (out.filter((n) => n.endsWith('.ts')).length >= 2) return true
+      }
+      return false
+    },
+    { timeoutMs: 60_000, intervalMs: 50, what: 'the first transcode to be under way' },
+  )
   const list = (await call(ctx.app, 'GET', `/v1/properties/${propertyId}/videos`, { key: biz.apiKey })).body.data
   expect(list[0]).toMatchObject({ id: videoId, state: 'processing' })
   process.kill(-pid, 'SIGKILL')
@@ -80,7 +83,10 @@ test('kill -9 mid-transcode: another worker redoes it from the original; only th
   // Every public file belongs to the rendition the video references, and it is complete.
   const prefix = video.hls_url.slice(ctx.config.cdnUrl.length + 1).replace(/playlist\.m3u8$/, '')
   const files = await ctx.deps.storage.list('public', 'videos/')
-  expect(files.every((k) => k.startsWith(prefix)), files.join(', ')).toBe(true)
+  expect(
+    files.every((k) => k.startsWith(prefix)),
+    files.join(', '),
+  ).toBe(true)
   const playlist = new TextDecoder().decode((await ctx.deps.storage.get('public', `${prefix}playlist.m3u8`))!)
   const segments = playlist.split('\n').filter((l) => l.endsWith('.ts'))
   expect(playlist).toContain('#EXT-X-ENDLIST')
@@ -92,5 +98,11 @@ test('kill -9 mid-transcode: another worker redoes it from the original; only th
   // done it already: /tmp is shared, and only directories of live processes are kept.
   await sweepVideos(ctx.deps)
   expect(await workDirsOf(pid)).toEqual([])
-  for (const dir of await workDirsOf(process.pid)) expect(await stat(dir).then(() => true, () => false)).toBe(true)
+  for (const dir of await workDirsOf(process.pid))
+    expect(
+      await stat(dir).then(
+        () => true,
+        () => false,
+      ),
+    ).toBe(true)
 }, 240_000)

@@ -76,7 +76,11 @@ describe('delivery', () => {
     expect(new Set(got.map((g) => g.headers['webhook-id'])).size).toBe(1)
     for (const g of got) expect(() => new Webhook(secret).verify(g.body, g.headers)).not.toThrow()
     const log = await call(ctx.app, 'GET', `/v1/webhook_endpoints/${id}/deliveries`, { key: biz.apiKey })
-    expect(log.body.data.map((a: any) => [a.attempt, a.status_code])).toEqual([[3, 200], [2, 503], [1, 500]])
+    expect(log.body.data.map((a: any) => [a.attempt, a.status_code])).toEqual([
+      [3, 200],
+      [2, 503],
+      [1, 500],
+    ])
     expect(log.body.data[1].error).toContain('503')
     const endpoint = await call(ctx.app, 'GET', `/v1/webhook_endpoints/${id}`, { key: biz.apiKey })
     expect(endpoint.body.data).toMatchObject({ status: 'enabled', disabled_reason: null })
@@ -88,16 +92,25 @@ describe('delivery', () => {
     receiver.plans.set(path, [410])
     const { id } = await createEndpoint(ctx, biz.apiKey, receiver.url(path))
     await createLead(ctx, biz.apiKey)
-    const endpoint = await eventually(async () => {
-      const r = await call(ctx.app, 'GET', `/v1/webhook_endpoints/${id}`, { key: biz.apiKey })
-      return r.body.data.status === 'disabled' && r.body.data
-    }, { what: 'disabled' })
+    const endpoint = await eventually(
+      async () => {
+        const r = await call(ctx.app, 'GET', `/v1/webhook_endpoints/${id}`, { key: biz.apiKey })
+        return r.body.data.status === 'disabled' && r.body.data
+      },
+      { what: 'disabled' },
+    )
     expect(endpoint.disabled_reason).toContain('410')
     expect(receiver.at(path).length).toBe(1)
     // No further deliveries to a disabled endpoint: once the relay has taken the second lead's
     // event (deliveries are made in the same transaction), the first is still the only one.
     await createLead(ctx, biz.apiKey)
-    await eventually(async () => (await ctx.deps.database.db.execute<{ n: number }>(sql`select count(*)::int as n from events where business_id = ${biz.id} and type = 'lead.created'`))[0].n === 2, { what: 'the second lead.created relayed' })
+    await eventually(
+      async () =>
+        (
+          await ctx.deps.database.db.execute<{ n: number }>(sql`select count(*)::int as n from events where business_id = ${biz.id} and type = 'lead.created'`)
+        )[0].n === 2,
+      { what: 'the second lead.created relayed' },
+    )
     const deliveries = await deliveriesOfEndpoint(ctx, id)
     expect(deliveries).toHaveLength(1)
     expect(deliveries.every((d) => d.state !== 'pending')).toBe(true)
@@ -109,10 +122,13 @@ describe('delivery', () => {
     receiver.plans.set(path, [500])
     const { id } = await createEndpoint(ctx, biz.apiKey, receiver.url(path))
     await createLead(ctx, biz.apiKey)
-    const endpoint = await eventually(async () => {
-      const r = await call(ctx.app, 'GET', `/v1/webhook_endpoints/${id}`, { key: biz.apiKey })
-      return r.body.data.status === 'disabled' && r.body.data
-    }, { what: 'disabled after the bound', timeoutMs: 15_000 })
+    const endpoint = await eventually(
+      async () => {
+        const r = await call(ctx.app, 'GET', `/v1/webhook_endpoints/${id}`, { key: biz.apiKey })
+        return r.body.data.status === 'disabled' && r.body.data
+      },
+      { what: 'disabled after the bound', timeoutMs: 15_000 },
+    )
     expect(endpoint.disabled_reason).toContain('failing continuously')
     const attempts = receiver.at(path)
     expect(attempts.length).toBeGreaterThan(2)
@@ -136,10 +152,19 @@ describe('delivery', () => {
     await ctx.deps.database.db.execute(sql`
       insert into webhook_deliveries (business_id, endpoint_id, event_id, next_attempt_at, created_at)
       values (${biz.id}, ${id}, ${event.id}, now(), now() - interval '1 hour')`)
-    const endpoint = await eventually(async () => {
-      const r = await call(ctx.app, 'GET', `/v1/webhook_endpoints/${id}`, { key: biz.apiKey })
-      return r.body.data.status === 'disabled' && r.body.data
-    }, { what: 'disabled after the bound', timeoutMs: 15_000, get detail() { return `${receiver.at(down).length} attempts` } })
+    const endpoint = await eventually(
+      async () => {
+        const r = await call(ctx.app, 'GET', `/v1/webhook_endpoints/${id}`, { key: biz.apiKey })
+        return r.body.data.status === 'disabled' && r.body.data
+      },
+      {
+        what: 'disabled after the bound',
+        timeoutMs: 15_000,
+        get detail() {
+          return `${receiver.at(down).length} attempts`
+        },
+      },
+    )
     expect(endpoint.disabled_reason).toContain('failing continuously')
     const attempts = receiver.at(down)
     expect(attempts[attempts.length - 1].at - attempts[0].at).toBeGreaterThanOrEqual(DISABLE_AFTER_MS - 100)
@@ -193,10 +218,13 @@ describe('rotation and redelivery', () => {
     expect(res.body).toMatchObject({ status: 'ok', event_id: event.id, endpoint_id: id })
     await eventually(async () => receiver.at(path).length === 2, { what: 'the redelivery' })
     expect(receiver.at(path).map((r) => r.headers['webhook-id'])).toEqual([event.id, event.id])
-    await eventually(async () => {
-      const log = await call(ctx.app, 'GET', `/v1/webhook_endpoints/${id}/deliveries`, { key: biz.apiKey })
-      return log.body.data.length === 2 && log.body.data.map((a: any) => a.attempt).join() === '2,1'
-    }, { what: 'attempt 2 in the log' })
+    await eventually(
+      async () => {
+        const log = await call(ctx.app, 'GET', `/v1/webhook_endpoints/${id}/deliveries`, { key: biz.apiKey })
+        return log.body.data.length === 2 && log.body.data.map((a: any) => a.attempt).join() === '2,1'
+      },
+      { what: 'attempt 2 in the log' },
+    )
     // An endpoint of another business, or a missing one: 404.
     const other = await seedBusiness(ctx)
     const foreign = await createEndpoint(ctx, other.apiKey, receiver.url('/foreign'))
@@ -209,7 +237,14 @@ describe('metrics', () => {
   test('/metrics counts attempts by outcome, their latency, and the oldest undelivered event per queue', async () => {
     const res = await call(ctx.app, 'GET', '/metrics')
     expect(res.status).toBe(200)
-    const value = (line: string) => Number(res.text.split('\n').find((l) => l.startsWith(line))?.split(' ').pop())
+    const value = (line: string) =>
+      Number(
+        res.text
+          .split('\n')
+          .find((l) => l.startsWith(line))
+          ?.split(' ')
+          .pop(),
+      )
     expect(value('webhook_delivery_attempts_total{outcome="delivered"}')).toBeGreaterThan(0)
     expect(value('webhook_delivery_attempts_total{outcome="retrying"}')).toBeGreaterThan(0)
     expect(value('webhook_delivery_duration_seconds_count')).toBeGreaterThan(0)

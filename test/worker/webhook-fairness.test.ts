@@ -38,7 +38,13 @@ test('a business whose endpoint never answers does not delay another business', 
   // backlog due and takes as many at once as A's share allows.
   for (let i = 0; i < 40; i++) await createLead(ctx, slow.apiKey)
   workers = await startWorkers(ctx.config, createLogger('silent'), ['webhook-delivery'])
-  await eventually(async () => receiver.held('/slow') === SHARE, { timeoutMs: 30_000, what: 'A\'s endpoint to be busy with its share', get detail() { return `${receiver.held('/slow')} held` } })
+  await eventually(async () => receiver.held('/slow') === SHARE, {
+    timeoutMs: 30_000,
+    what: "A's endpoint to be busy with its share",
+    get detail() {
+      return `${receiver.held('/slow')} held`
+    },
+  })
   // Then B: each of its deliveries arrives while A's requests are all still held.
   for (let i = 0; i < 5; i++) {
     await createLead(ctx, fast.apiKey)
@@ -48,10 +54,13 @@ test('a business whose endpoint never answers does not delay another business', 
   const slowStates = (await deliveriesOfEndpoint(ctx, slowEndpoint.id)).map((d) => d.state)
   expect(slowStates).toEqual(Array(40).fill('pending'))
   // B's answers are recorded as delivered (after the answer, so polled), A's requests still held.
-  await eventually(async () => (await deliveriesOfEndpoint(ctx, fastEndpoint.id)).every((d) => d.state === 'delivered'), { what: 'B\'s deliveries recorded' })
+  await eventually(async () => (await deliveriesOfEndpoint(ctx, fastEndpoint.id)).every((d) => d.state === 'delivered'), { what: "B's deliveries recorded" })
   expect(receiver.held('/slow')).toBe(SHARE)
   // Released, A's backlog goes through, never more than its share in flight.
   receiver.release('/slow')
-  await eventually(async () => (await deliveriesOfEndpoint(ctx, slowEndpoint.id)).every((d) => d.state === 'delivered'), { timeoutMs: 30_000, what: 'A\'s backlog delivered' })
+  await eventually(async () => (await deliveriesOfEndpoint(ctx, slowEndpoint.id)).every((d) => d.state === 'delivered'), {
+    timeoutMs: 30_000,
+    what: "A's backlog delivered",
+  })
   expect(receiver.mostInFlight('/slow')).toBe(SHARE)
 }, 120_000)

@@ -45,7 +45,10 @@ test('an event committed after more than RELAY_KEY_LAG later ones were relayed i
   }
   const relay = startWebhookRelay(ctx.deps)
   try {
-    const count = async (type: string) => Number((await ctx.deps.database.db.execute<{ n: number }>(sql`select count(*)::int as n from events where business_id = ${biz.id} and type = ${type}`))[0].n)
+    const count = async (type: string) =>
+      Number(
+        (await ctx.deps.database.db.execute<{ n: number }>(sql`select count(*)::int as n from events where business_id = ${biz.id} and type = ${type}`))[0].n,
+      )
     await eventually(async () => (await count('property.updated')) === later, { what: 'the later events relayed', timeoutMs: 20_000 })
     commit()
     await straggler
@@ -53,7 +56,11 @@ test('an event committed after more than RELAY_KEY_LAG later ones were relayed i
   } finally {
     await relay.stop()
   }
-  const [last] = await ctx.deps.database.db.execute<{ type: string; sequence: string }>(sql`select type, sequence from events where business_id = ${biz.id} order by sequence desc limit 1`)
+  const [last] = await ctx.deps.database.db.execute<{ type: string; sequence: string }>(
+    sql`select type, sequence from events where business_id = ${biz.id} order by sequence desc limit 1`,
+  )
   expect(last).toEqual({ type: 'lead.created', sequence: String(later + 1) })
-  expect(Number((await ctx.deps.database.db.execute<{ n: number }>(sql`select count(*)::int as n from event_outbox where business_id = ${biz.id}`))[0].n)).toBe(0)
+  expect(Number((await ctx.deps.database.db.execute<{ n: number }>(sql`select count(*)::int as n from event_outbox where business_id = ${biz.id}`))[0].n)).toBe(
+    0,
+  )
 }, 60_000)

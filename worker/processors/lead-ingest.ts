@@ -38,7 +38,13 @@ function coalescerOf(deps: Pick<WorkerDeps, 'database'>): IngestCoalescer {
 }
 
 export async function processLeadIngest(deps: Pick<WorkerDeps, 'config' | 'database' | 'logger'>, job: Job): Promise<{ received: number; created: number }> {
-  if (!payloadCheck.Check(job.data)) throw new UnrecoverableError(`invalid lead-ingest payload: ${[...payloadCheck.Errors(job.data)].slice(0, 3).map((e) => `${e.path} ${e.message}`).join('; ')}`)
+  if (!payloadCheck.Check(job.data))
+    throw new UnrecoverableError(
+      `invalid lead-ingest payload: ${[...payloadCheck.Errors(job.data)]
+        .slice(0, 3)
+        .map((e) => `${e.path} ${e.message}`)
+        .join('; ')}`,
+    )
   const { leads } = job.data
   const created = await coalescerOf(deps).store(leads)
   return { received: leads.length, created }

@@ -11,9 +11,7 @@ import { dirname, join, resolve } from 'node:path'
 import type { Config } from '../config'
 import { assertKey, assertPrefix, type Area, type ObjectInfo, type PresignPutOptions, type PresignedPut, type Storage } from './interface'
 
-export type UploadCheck =
-  | { ok: true; maxSize: number }
-  | { ok: false; reason: 'signature' | 'expired' | 'content_type'; detail: string }
+export type UploadCheck = { ok: true; maxSize: number } | { ok: false; reason: 'signature' | 'expired' | 'content_type'; detail: string }
 
 export class LocalStorage implements Storage {
   readonly driver = 'local' as const

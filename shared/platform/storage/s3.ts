@@ -9,7 +9,13 @@ import { stat } from 'node:fs/promises'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import {
-  DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type GetObjectCommandOutput,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  type GetObjectCommandOutput,
 } from '@aws-sdk/client-s3'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import type { Config } from '../config'
@@ -45,14 +51,15 @@ export class S3Storage implements Storage {
 
   constructor(private readonly config: Pick<Config, 's3' | 'cdnUrl'>) {
     const { s3 } = config
-    const clientFor = (endpoint: string | undefined) => new S3Client({
-      endpoint,
-      region: s3.region,
-      forcePathStyle: s3.forcePathStyle,
-      credentials: s3.accessKeyId && s3.secretAccessKey ? { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } : undefined,
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-    })
+    const clientFor = (endpoint: string | undefined) =>
+      new S3Client({
+        endpoint,
+        region: s3.region,
+        forcePathStyle: s3.forcePathStyle,
+        credentials: s3.accessKeyId && s3.secretAccessKey ? { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } : undefined,
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+        responseChecksumValidation: 'WHEN_REQUIRED',
+      })
     this.client = clientFor(s3.endpoint)
     this.signer = s3.publicEndpoint && s3.publicEndpoint !== s3.endpoint ? clientFor(s3.publicEndpoint) : this.client
     this.buckets = { private: s3.privateBucket, public: s3.publicBucket }
@@ -62,28 +69,32 @@ export class S3Storage implements Storage {
 
   async put(area: Area, key: string, body: Uint8Array, contentType: string): Promise<void> {
     assertKey(key)
-    await this.client.send(new PutObjectCommand({
-      Bucket: this.buckets[area],
-      Key: key,
-      Body: body,
-      ContentType: contentType,
-      // Public keys are unguessable and never rewritten with different content.
-      CacheControl: area === 'public' ? 'public, max-age=31536000, immutable' : undefined,
-    }))
+    await this.client.send(
+      new PutObjectCommand({
+        Bucket: this.buckets[area],
+        Key: key,
+        Body: body,
+        ContentType: contentType,
+        // Public keys are unguessable and never rewritten with different content.
+        CacheControl: area === 'public' ? 'public, max-age=31536000, immutable' : undefined,
+      }),
+    )
   }
 
   /** Streamed with its length known, so the SDK sends one PUT without holding the file in memory. */
   async putFile(area: Area, key: string, path: string, contentType: string): Promise<void> {
     assertKey(key)
     const { size } = await stat(path)
-    await this.client.send(new PutObjectCommand({
-      Bucket: this.buckets[area],
-      Key: key,
-      Body: createReadStream(path),
-      ContentLength: size,
-      ContentType: contentType,
-      CacheControl: area === 'public' ? 'public, max-age=31536000, immutable' : undefined,
-    }))
+    await this.client.send(
+      new PutObjectCommand({
+        Bucket: this.buckets[area],
+        Key: key,
+        Body: createReadStream(path),
+        ContentLength: size,
+        ContentType: contentType,
+        CacheControl: area === 'public' ? 'public, max-age=31536000, immutable' : undefined,
+      }),
+    )
   }
 
   async getToFile(area: Area, key: string, path: string): Promise<boolean> {
@@ -151,7 +162,9 @@ export class S3Storage implements Storage {
     const keys: string[] = []
     let token: string | undefined
     do {
-      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.buckets[area], Prefix: prefix, ContinuationToken: token, MaxKeys: Math.min(1000, limit - keys.length) }))
+      const page = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.buckets[area], Prefix: prefix, ContinuationToken: token, MaxKeys: Math.min(1000, limit - keys.length) }),
+      )
       for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key)
       token = page.IsTruncated ? page.NextContinuationToken : undefined
     } while (token && keys.length < limit)
