@@ -1,5 +1,6 @@
 /**
- * `bun run bench catalogue [--listings 1000000] [--businesses 10] [--reseed] [--requests 2000] [--clients 16] [--api-processes 1] [--seed 19] [--shapes 'no filter,circle'] [--cache-mb 0] [--port P]`
+ * `bun run bench catalogue [--listings 1000000] [--businesses 10] [--reseed] [--requests 2000] [--clients 16]
+ *   [--api-processes 1] [--seed 19] [--shapes 'no filter,circle'] [--cache-mb 0] [--port P]`
  * `bun run bench catalogue --detail [--rounds N] [--requests N] [--concurrency 1,4]`
  * `bun run bench catalogue --sizes 20000,1000000 --cache-mb 0 [--requests N]`: the goals of every
  * shape at both sizes in one run (20k listings of one business; 1M of 1,000 businesses, the
@@ -111,12 +112,18 @@ async function seed(url: string, reseed: boolean, businesses: number, total: num
         now(), now() - interval '400 days', now() - (r.r6 * interval '365 days')
       from generate_series(1, ${total}) g
       cross join (select array_agg(id order by id) ids from businesses where name like 'bench-%') b
-      cross join lateral (select random() r1, random() r2, random() r3, random() r4, random() r5, random() r6, random() r7, random() r8, random() r9 where g > 0) r
+      cross join lateral (select random() r1, random() r2, random() r3, random() r4, random() r5, random() r6,
+                                 random() r7, random() r8, random() r9 where g > 0) r
       cross join lateral (select case when g % 20 < 12 then '{venta}'::text[] when g % 20 < 17 then '{alquiler}'::text[]
                                       when g % 20 < 18 then '{traspaso}'::text[] else '{venta,alquiler}'::text[] end o) ops
-      cross join lateral (select (array['apartamento','casa','local','nave','almacenaje','oficina','terreno','aparcamiento','edificio'])[1 + (g / 3) % 9] as type) t0
-      cross join lateral (select t0.type, case when g % 4 = 0 then null else (array['piso','chalet','local_comercial','nave_industrial','trastero','oficina','urbano','plaza_coche','hotel'])[1 + (g / 3) % 9] end sub) t
-      cross join lateral (select x->>0 as name, (x->>1)::float8 lat, (x->>2)::float8 lng from jsonb_array_elements('${cities.replace(/'/g, "''")}'::jsonb) with ordinality e(x, k) where k = 1 + (g / 11) % ${CITIES.length}) c`)
+      cross join lateral (select (array['apartamento','casa','local','nave','almacenaje','oficina','terreno','aparcamiento','edificio'])
+                                   [1 + (g / 3) % 9] as type) t0
+      cross join lateral (select t0.type, case when g % 4 = 0 then null
+                                 else (array['piso','chalet','local_comercial','nave_industrial','trastero','oficina','urbano','plaza_coche','hotel'])
+                                        [1 + (g / 3) % 9] end sub) t
+      cross join lateral (select x->>0 as name, (x->>1)::float8 lat, (x->>2)::float8 lng
+                          from jsonb_array_elements('${cities.replace(/'/g, "''")}'::jsonb) with ordinality e(x, k)
+                          where k = 1 + (g / 11) % ${CITIES.length}) c`)
     console.log(`  properties inserted in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
     return ids
   } finally {
@@ -299,7 +306,8 @@ async function httpTimings(
         times.sort((a, b) => a - b)
         const s = sqlP[name]
         console.log(
-          `${name.padEnd(28)}${fmt(pct(times, 50))} ${fmt(pct(times, 95))} ${fmt(pct(times, 99))} ${fmt(times.length / wall)} ${String(count).padStart(8)} ${fmt(s.p95)}  ${fmt(pct(times, 50) / s.p50)}`,
+          `${name.padEnd(28)}${fmt(pct(times, 50))} ${fmt(pct(times, 95))} ${fmt(pct(times, 99))} ${fmt(times.length / wall)} ` +
+            `${String(count).padStart(8)} ${fmt(s.p95)}  ${fmt(pct(times, 50) / s.p50)}`,
         )
       }
     }
@@ -395,7 +403,11 @@ async function concurrencyTable(
       if (ok) met++
       results.set(name, { p95, rate: ratePerSecond(http), sqlRate: ratePerSecond(sqlRun), ratio, failed: http.failed })
       if (http.failed) console.log(`  ! ${name}: ${http.failed} failed, first: ${http.firstError}`)
-      const row = `${name.padEnd(24)}${fmt7(percentile(http.latencies, 50))} ${fmt7(p95)} ${fmt7(percentile(http.latencies, 99))} ${ratePerSecond(http).toFixed(0).padStart(8)} ${String(http.failed).padStart(7)} │ ${ratePerSecond(sqlRun).toFixed(0).padStart(9)} ${fmt7(percentile(sqlRun.latencies, 95))}  │ ${ratio.toFixed(2).padStart(7)}× │ ${p95 <= goal ? 'met    ' : 'NOT met'}  ${loadAfterHttp} │ ${hits}`
+      const httpRate = ratePerSecond(http).toFixed(0).padStart(8)
+      const httpCols = `${fmt7(percentile(http.latencies, 50))} ${fmt7(p95)} ${fmt7(percentile(http.latencies, 99))} ${httpRate}`
+      const sqlCols = `${ratePerSecond(sqlRun).toFixed(0).padStart(9)} ${fmt7(percentile(sqlRun.latencies, 95))}`
+      const verdict = `${ratio.toFixed(2).padStart(7)}× │ ${p95 <= goal ? 'met    ' : 'NOT met'}  ${loadAfterHttp}`
+      const row = `${name.padEnd(24)}${httpCols} ${String(http.failed).padStart(7)} │ ${sqlCols}  │ ${verdict} │ ${hits}`
       rows.push(row)
       console.log(row)
     }

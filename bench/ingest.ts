@@ -284,7 +284,9 @@ async function openLoop(url: string, headers: Record<string, string>, rate: numb
         const text = res.body
         const latency = performance.now() - scheduled
         lat.push(latency)
-        ;(byWindow[Math.floor((scheduled - start) / 1000 / WINDOW_SECONDS)] ??= []).push(latency)
+        const w = Math.floor((scheduled - start) / 1000 / WINDOW_SECONDS)
+        byWindow[w] ??= []
+        byWindow[w].push(latency)
         if (res.status === 200) ok++
         else {
           failed++

@@ -20,7 +20,7 @@ import { metaByRequest, type RequestMeta } from '../request-meta'
 import { isRefusedPath } from '../raw-path'
 import { plainJson } from '../../shared/platform/plain-json'
 import { checkBody, containsNul, findNul, inspectJsonBody, isFormPost, nulError, parseJsonBody, readFormBody } from '../request-body'
-import { readKeyHeader } from '../../shared/access/key-store'
+import { readKeyHeader, type AuthContext, type BrowserAccess } from '../../shared/access/key-store'
 import { formErrors, formToBody } from '../../shared/platform/form-body'
 import {
   FORM_BODIES,
@@ -47,9 +47,14 @@ export function httpPlugin(
    * the key's origins (nothing is counted for a refused one); then both limits are counted. The
    * answer carries the CORS fields (pages' operations) and the rate-limit fields, errors included.
    */
-  async function admitBrowser(request: Request, set: { headers: Record<string, string | number> }, meta: RequestMeta, path: string): Promise<void> {
-    const auth = meta.auth!
-    const access = auth.browser!
+  async function admitBrowser(
+    request: Request,
+    set: { headers: Record<string, string | number> },
+    meta: RequestMeta,
+    auth: AuthContext,
+    access: BrowserAccess,
+    path: string,
+  ): Promise<void> {
     const address = clientAddress(request.headers.get('x-forwarded-for'), deps.peerAddress(request), deps.config.trustProxyHops)
     let origin: string | undefined
     if (isBrowserPath(path)) {
@@ -105,7 +110,7 @@ export function httpPlugin(
         redirectRefusal = error
       }
     }
-    if (meta.auth.browser) await admitBrowser(request, set, meta, path)
+    if (meta.auth.browser) await admitBrowser(request, set, meta, meta.auth, meta.auth.browser, path)
     if (redirectRefusal) throw redirectRefusal
     return form
   }
@@ -141,7 +146,7 @@ export function httpPlugin(
         const meta = metaByRequest.get(request)
         if (!meta?.api) return null
         // A form's fields become the JSON body, read by the route's own schema (§16.3).
-        if (meta.form) return formToBody(meta.form.fields, FORM_BODIES[meta.path!])
+        if (meta.form) return formToBody(meta.form.fields, FORM_BODIES[meta.path ?? ''])
         if (meta.bodyText === undefined) return
         const body = parseJsonBody(meta.bodyText)
         if (meta.auth?.browser) takeHoneypot(body, meta)

@@ -212,8 +212,9 @@ async function pageFromKeptDocs(sql: Sql, query: CatalogueListQuery, cache: Cata
       cache.setDoc(id, generation, doc)
     }
   }
-  if (docs.size !== ids.length) return undefined
-  return { count, generation, data: joinDocs(ids.map((id) => docs.get(id)!)) }
+  const ordered = ids.map((id) => docs.get(id))
+  if (!ordered.every((doc): doc is Uint8Array => doc !== undefined)) return undefined
+  return { count, generation, data: joinDocs(ordered) }
 }
 
 async function pageWithDocs(sql: Sql, query: CatalogueListQuery, cache: CataloguePageCache): Promise<CachedPage & { generation: number }> {

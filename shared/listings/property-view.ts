@@ -154,9 +154,10 @@ const NUMBER_WORDS = new Set(
 )
 /** Words that may follow a number (floor, door, letter): part of it when they trail a number word. */
 const NUMBER_TAIL = new Set(
-  'y bis dup duplicado piso planta puerta pta bajo bajos izq izda izquierda dcha der derecha esc escalera portal bloque blq entlo entresuelo principal pral atico letra'.split(
-    ' ',
-  ),
+  (
+    'y bis dup duplicado piso planta puerta pta bajo bajos izq izda izquierda dcha der derecha esc escalera portal bloque blq ' +
+    'entlo entresuelo principal pral atico letra'
+  ).split(' '),
 )
 const isNumberish = (p: string) => NUMBER_WORDS.has(p) || NUMBER_TAIL.has(p) || NUMBER_MARKERS.has(p) || /^\p{L}$/u.test(p)
 

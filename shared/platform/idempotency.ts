@@ -117,7 +117,7 @@ export async function idempotent<B>(
       if (!expired && row.requestHash !== hash) {
         throw new AppError('idempotency_conflict', 'This Idempotency-Key was already used with a different request body')
       }
-      if (!expired && row.state === 'done') return replay<B>(row.responseStatus!, row.responseText!)
+      if (!expired && row.state === 'done') return replay<B>(...storedAnswer(row))
       if (expired || abandoned) {
         if (await reclaimIdempotencyKey(db, row.id, hash)) {
           claimId = row.id
@@ -137,7 +137,15 @@ export async function idempotent<B>(
   } finally {
     subscription?.close()
   }
-  return runClaimed(db, claimId!, handler)
+  // The loop is left only with a claim (or by returning or throwing).
+  if (claimId === null) throw new Error('idempotent: left the claim loop without a claim')
+  return runClaimed(db, claimId, handler)
+}
+
+/** A done key's stored answer (claim and answer are written together, so a done row has both). */
+function storedAnswer(row: { responseStatus: number | null; responseText: string | null }): [number, string] {
+  if (row.responseStatus === null || row.responseText === null) throw new Error('idempotency key done without its stored answer')
+  return [row.responseStatus, row.responseText]
 }
 
 function replay<B>(status: number, text: string): IdempotentResult<B> {
@@ -251,6 +259,9 @@ function answersOf(db: Db): AnswerNotifications {
   const database = databaseOf(db)
   const key: object = database ?? db
   let hub = notifications.get(key)
-  if (!hub) notifications.set(key, (hub = new AnswerNotifications(database)))
+  if (!hub) {
+    hub = new AnswerNotifications(database)
+    notifications.set(key, hub)
+  }
   return hub
 }

@@ -54,7 +54,14 @@ function sentinelOptions(url: string, sentinel: RedisSentinel): RedisOptions {
 
 /** Payload checkers compiled once per job kind: the ingest enqueues batches on its hot path. */
 const checkers = new Map<JobKind, TypeCheck<TSchema>>()
-const checkerOf = (kind: JobKind) => checkers.get(kind) ?? checkers.set(kind, TypeCompiler.Compile(JOBS[kind].payload as TSchema)).get(kind)!
+function checkerOf(kind: JobKind): TypeCheck<TSchema> {
+  let checker = checkers.get(kind)
+  if (!checker) {
+    checker = TypeCompiler.Compile(JOBS[kind].payload as TSchema)
+    checkers.set(kind, checker)
+  }
+  return checker
+}
 
 export interface QueuesOptions {
   /**
@@ -83,7 +90,10 @@ export class Queues {
   }
 
   get(name: QueueName): Queue {
-    return this.byName.get(name)!
+    const queue = this.byName.get(name)
+    // The map holds every QueueName (the constructor's QUEUE_NAMES).
+    if (!queue) throw new Error(`no queue ${name}`)
+    return queue
   }
 
   /** The options a new job of this kind gets: the catalog's, with this instance's overrides. */
@@ -141,12 +151,12 @@ export class Queues {
       throw asRedisFailure(error)
     }
     if (!replies) throw asRedisFailure(new Error('pipeline aborted'))
-    jobIds.forEach((id, i) => {
-      const [existsErr, exists] = replies![2 * i]
-      const [scoreErr, score] = replies![2 * i + 1]
+    for (const [i, id] of jobIds.entries()) {
+      const [existsErr, exists] = replies[2 * i]
+      const [scoreErr, score] = replies[2 * i + 1]
       if (existsErr || scoreErr) throw asRedisFailure(existsErr ?? scoreErr)
       out.set(id, exists === 0 ? 'missing' : score !== null ? 'failed' : 'live')
-    })
+    }
     return out
   }
 

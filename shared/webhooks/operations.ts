@@ -165,7 +165,9 @@ export async function rotateWebhookSecret(deps: Deps, businessId: number, endpoi
       ROTATION_OVERLAP_MS,
     )
   })
-  return { secret, previousSecretExpiresAt: row.previousSecretExpiresAt!.toISOString() }
+  // The rotation itself sets it (now + ROTATION_OVERLAP_MS).
+  if (!row.previousSecretExpiresAt) throw new Error('rotateEndpointSecret returned no expiry for the previous secret')
+  return { secret, previousSecretExpiresAt: row.previousSecretExpiresAt.toISOString() }
 }
 
 export async function listWebhookAttempts(

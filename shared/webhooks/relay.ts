@@ -95,8 +95,15 @@ export function startWebhookRelay(deps: Deps, options: { pollMs?: number } = {})
   let wake: (() => void) | undefined
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
-      const timer = setTimeout(() => ((wake = undefined), resolve()), ms)
-      wake = () => (clearTimeout(timer), (wake = undefined), resolve())
+      const timer = setTimeout(() => {
+        wake = undefined
+        resolve()
+      }, ms)
+      wake = () => {
+        clearTimeout(timer)
+        wake = undefined
+        resolve()
+      }
     })
   let idleMs = RELAY_POLL_MS
   let floor = 0

@@ -81,7 +81,10 @@ function sampleServerConnections(bouncer: PgBouncer): { stop(): Promise<{ peak: 
   const loop = (async () => {
     while (running) {
       const n = await bouncer.serverConnections(DATABASE).catch(() => -1)
-      if (n >= 0) (peak = Math.max(peak, n)), samples++
+      if (n >= 0) {
+        peak = Math.max(peak, n)
+        samples++
+      }
       await pace(50) // the sampling interval
     }
   })()
@@ -131,11 +134,15 @@ export async function scenarioPgBouncerMixed(progress: (line: string) => void, r
       { clients, rounds, tag: 'i', phoneBase: 0 },
     )
     const sendMs = performance.now() - started
-    const drainMs = await drainIngest(t.queues, 60_000).catch((e) => (failures.push(String(e.message)), NaN))
+    const drainMs = await drainIngest(t.queues, 60_000).catch((e) => {
+      failures.push(String(e.message))
+      return Number.NaN
+    })
     const servers = await sampler.stop()
     const missing = await missingWrites(t.sql, result)
     const [{ doubled }] = await t.sql<{ doubled: number }[]>`
-      select coalesce(sum(n - 1), 0)::int as doubled from (select count(*) as n from contacts where phone = any(${result.ingestPhones}::text[]) group by phone) c`
+      select coalesce(sum(n - 1), 0)::int as doubled
+      from (select count(*) as n from contacts where phone = any(${result.ingestPhones}::text[]) group by phone) c`
     const failed = failedAnswers(result)
     const writes = result.created.length + result.published.length + result.patched.size + result.leads.length + result.ingestPhones.length
     if (failed.length) failures.push(`answers other than 2xx: ${failed.join(', ')}`)
@@ -213,7 +220,10 @@ export async function scenarioPgBouncerPoolBound(progress: (line: string) => voi
       ),
     ])
     const sendMs = performance.now() - started
-    const drainMs = await drainIngest(t.queues, 120_000).catch((e) => (failures.push(String(e.message)), NaN))
+    const drainMs = await drainIngest(t.queues, 120_000).catch((e) => {
+      failures.push(String(e.message))
+      return Number.NaN
+    })
     sampling = false
     await clientSampler
     const servers = await sampler.stop()

@@ -107,11 +107,11 @@ class HaWorld {
         ),
       )
     }
-    this.options.workers.forEach((queues, i) =>
+    for (const [i, queues] of this.options.workers.entries()) {
       this.workers.push(
         new ManagedProcess(`worker-${tag}${i + 1}`, ['bun', 'run', 'worker/index.ts'], { ...this.env, WORKER_QUEUES: queues }, this.h.cluster.logDir),
-      ),
-    )
+      )
+    }
     for (const p of [...this.apis, ...this.workers]) p.start()
     await Promise.all(this.apis.map((a) => this.h.cluster.apiReady(a)))
     await Promise.all(this.workers.map((w) => this.h.cluster.workerReady(w)))
@@ -367,11 +367,11 @@ export function scenarioReadYourWrites(h: HarnessContext): Promise<ScenarioResul
       apis: 2,
       workers: [],
     },
-    (w) => readYourWrites(h, w),
+    (w) => readYourWrites(w),
   )
 }
 
-async function readYourWrites(h: HarnessContext, w: HaWorld): Promise<ScenarioResult> {
+async function readYourWrites(w: HaWorld): Promise<ScenarioResult> {
   const name = `k. read-your-writes with a read replica applying WAL ${APPLY_DELAY_MS / 1000} s late`
   const failures: string[] = []
   const notes: string[] = []

@@ -183,7 +183,14 @@ process.exit(exitCode || (failed ? 1 : 0))
 async function setUpOutreach(h: HarnessContext) {
   const biz = await h.newBusiness('outreach')
   const received: string[] = []
-  const receiver = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: async (req) => (received.push(await req.text()), new Response('ok')) })
+  const receiver = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch: async (req) => {
+      received.push(await req.text())
+      return new Response('ok')
+    },
+  })
   const set = JSON.parse(
     await cluster.cli(['outreach', 'set', '--business', String(biz.id), '--url', `http://127.0.0.1:${receiver.port}/hook`, '--json'], { secret: true }),
   )

@@ -58,7 +58,7 @@ async function drainIngest(h: HarnessContext, timeoutMs: number): Promise<number
 /** Ingest figures against the database: accepted distinct phones vs rows of the business. */
 async function ingestFigures(h: HarnessContext, businessId: number, phones: string[], outcomes: Outcome[]) {
   const accepted = new Set<string>()
-  outcomes.forEach((o, i) => o && is2xx(o) && accepted.add(phones[i]))
+  for (const [i, o] of outcomes.entries()) if (o && is2xx(o)) accepted.add(phones[i])
   const rows = await h.sql<{ phone: string; n: number }[]>`select phone, count(*)::int as n from contacts where business_id = ${businessId} group by phone`
   const stored = new Map(rows.map((r) => [r.phone, r.n]))
   const duplicates = rows.reduce((sum, r) => sum + r.n - 1, 0)
@@ -121,7 +121,10 @@ export async function scenarioWorkerKill(h: HarnessContext): Promise<ScenarioRes
     restartedAt = performance.now()
   }
   await h.cluster.workerReady(victim)
-  const drainMs = await drainIngest(h, 120_000).catch((e) => (failures.push(String(e.message)), NaN))
+  const drainMs = await drainIngest(h, 120_000).catch((e) => {
+    failures.push(String(e.message))
+    return Number.NaN
+  })
   const f = await ingestFigures(h, biz.id, phones, outcomes)
   const distinctSent = new Set(phones).size
   const notAccepted = outcomes.filter((o) => !is2xx(o))
@@ -216,7 +219,10 @@ export async function scenarioRedisOutage(h: HarnessContext): Promise<ScenarioRe
   } catch (e) {
     failures.push(`workers did not resume: ${(e as Error).message}`)
   }
-  const drainMs = await drainIngest(h, 60_000).catch((e) => (failures.push(String(e.message)), NaN))
+  const drainMs = await drainIngest(h, 60_000).catch((e) => {
+    failures.push(String(e.message))
+    return Number.NaN
+  })
   const all = [...outcomes, ...probes]
   const f = await ingestFigures(h, biz.id, phones, all)
   const during = outcomes.filter((_, i) => i >= 0).filter((o) => o)
@@ -444,7 +450,10 @@ export async function scenarioSigterm(h: HarnessContext): Promise<ScenarioResult
   const byTitle = new Map(rows.map((r) => [r.title, r.n]))
   const lostCreates = acceptedCreates.filter(({ i }) => !byTitle.has(`d-${i}`)).length
   const dupCreates = rows.reduce((sum, r) => sum + r.n - 1, 0)
-  const drainMs = await drainIngest(h, 90_000).catch((e) => (failures.push(String(e.message)), NaN))
+  const drainMs = await drainIngest(h, 90_000).catch((e) => {
+    failures.push(String(e.message))
+    return Number.NaN
+  })
   const ingestOutcomes = outcomes.map((o, i) => (i % 2 === 0 ? o : ({ status: 0, ms: 0, retried: false } as Outcome)))
   const ingest = await ingestFigures(h, biz.id, phones, ingestOutcomes)
   const lostLeads = ingest.lost.length

@@ -87,8 +87,8 @@ export const defaultCountMode = (q: CatalogueListQuery): CountMode => {
  * total and the page's ids in order.
  */
 export function boxPageSql(q: CatalogueListQuery, output: ListOutput): SqlStatement {
-  const area = q.areas![0]
-  if (area.kind !== 'box') throw new Error('boxPageSql: not a box')
+  const area = q.areas?.[0]
+  if (area?.kind !== 'box') throw new Error('boxPageSql: not a box')
   const { west, south, east, north } = area.box
   const params: unknown[] = [q.businessId, west, south, east, north, q.limit, q.offset]
   return pageFunctionSql('catalogue_box_page($1, $2::float8, $3::float8, $4::float8, $5::float8, $6::int, $7::int)', params, output)

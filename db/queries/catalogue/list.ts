@@ -6,7 +6,7 @@
 import type { Sql } from '../../client'
 import { boxPageSql, countStatement, defaultCountMode, priceRangePageSql, type CountMode } from './counts'
 import { searchPageSql } from './search'
-import { GENERATION, orderOf, pageStatement, whereOf, type CatalogueListQuery, type ListOutput, type SqlStatement } from './statement'
+import { bind, GENERATION, orderOf, pageStatement, whereOf, type CatalogueListQuery, type ListOutput, type SqlStatement } from './statement'
 
 /**
  * One statement: the page's ids in sort order (a deferred join, so the rows a large offset skips
@@ -24,8 +24,8 @@ export function catalogueListSql(q: CatalogueListQuery, mode: CountMode = defaul
   const params: unknown[] = []
   const { where, priceRefs } = whereOf(q, params)
   const countSql = countStatement(q, where, priceRefs)
-  const limit = `${(params.push(q.limit), `$${params.length}`)}::int`
-  const offset = `${(params.push(q.offset), `$${params.length}`)}::int`
+  const limit = `${bind(params, q.limit)}::int`
+  const offset = `${bind(params, q.offset)}::int`
   const cols = q.sort ? `property_id, ${q.priceColumn}` : 'property_id, updated_at'
   const pageOrder = orderOf(q)
   let ctes: string

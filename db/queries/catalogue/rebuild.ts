@@ -59,8 +59,10 @@ export async function readyImagesOf(db: Db, propertyIds: number[]): Promise<Map<
     .where(and(inArray(propertyImages.propertyId, propertyIds), eq(propertyImages.state, 'ready'), isNotNull(propertyImages.publicUrl)))
     .orderBy(asc(propertyImages.propertyId), asc(propertyImages.position))
   for (const r of rows) {
+    // The query keeps only rows with a public URL.
+    if (r.publicUrl === null) continue
     const list = byProperty.get(r.propertyId) ?? []
-    list.push({ id: r.id, publicUrl: r.publicUrl!, position: r.position, isPrimary: r.isPrimary, title: r.title })
+    list.push({ id: r.id, publicUrl: r.publicUrl, position: r.position, isPrimary: r.isPrimary, title: r.title })
     byProperty.set(r.propertyId, list)
   }
   return byProperty

@@ -1,5 +1,5 @@
 /** The list statement of a search (contract §11), bounded by its candidates whatever its matches. */
-import { orderOf, pageStatement, searchQuery, whereOf, type CatalogueListQuery, type ListOutput, type SqlStatement } from './statement'
+import { bind, orderOf, pageStatement, searchQuery, whereOf, type CatalogueListQuery, type ListOutput, type SqlStatement } from './statement'
 
 /**
  * The list statement of a search (contract §11): the matches are taken in the list's order (the
@@ -16,9 +16,10 @@ export function searchPageSql(q: CatalogueListQuery, output: ListOutput): SqlSta
   if (bound === undefined) throw new Error('searchPageSql: a search needs its searchBound')
   const params: unknown[] = []
   const { where, searchRef } = whereOf(q, params)
-  const limit = `${(params.push(q.limit), `$${params.length}`)}::int`
-  const offset = `${(params.push(q.offset), `$${params.length}`)}::int`
-  const candidates = `${(params.push(bound), `$${params.length}`)}::int`
+  if (searchRef === undefined) throw new Error('searchPageSql: a search needs its q')
+  const limit = `${bind(params, q.limit)}::int`
+  const offset = `${bind(params, q.offset)}::int`
+  const candidates = `${bind(params, bound)}::int`
   const order = orderOf(q)
   let ctes: string
   let pageOrder: string
@@ -31,7 +32,7 @@ page as (select * from matches order by ${order} limit least(${limit}, greatest(
   } else {
     // Relevance is ts_rank, not ts_rank_cd: cover density cost ten times more per match (docs/properties.md).
     ctes = `matches as materialized (select property_id, updated_at, tsv from catalogue_entries where ${where} order by ${order} limit ${candidates} + 1),
-ranked as (select property_id, updated_at, ts_rank(tsv, ${searchQuery(searchRef!)}) as rank from matches order by ${order} limit ${candidates}),
+ranked as (select property_id, updated_at, ts_rank(tsv, ${searchQuery(searchRef)}) as rank from matches order by ${order} limit ${candidates}),
 page as (select * from ranked order by ${orderOf(q, '', 'rank')} limit ${limit} offset ${offset})`
     pageOrder = orderOf(q, '', 'rank')
     docOrder = orderOf(q, 'c.', 'page.rank')

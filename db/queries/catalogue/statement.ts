@@ -87,11 +87,14 @@ export function operationLiteral(name: string): string {
   return name
 }
 
+/** Appends a parameter and returns its placeholder (`$n`). */
+export function bind(params: unknown[], value: unknown): string {
+  params.push(value)
+  return `$${params.length}`
+}
+
 export function whereOf(q: CatalogueListQuery, params: unknown[]): { where: string; searchRef?: string; priceRefs: { min?: string; max?: string } } {
-  const p = (value: unknown) => {
-    params.push(value)
-    return `$${params.length}`
-  }
+  const p = (value: unknown) => bind(params, value)
   const parts = [`business_id = ${p(q.businessId)}`]
   if (q.operations !== undefined) {
     const ops = q.operations.map(operationLiteral)
@@ -105,8 +108,14 @@ export function whereOf(q: CatalogueListQuery, params: unknown[]): { where: stri
   if (q.subtypeKey !== undefined) parts.push(`subtype_key = ${p(q.subtypeKey)}`)
   if (q.cityLc !== undefined) parts.push(`city_lc = ${p(q.cityLc)}`)
   const priceRefs: { min?: string; max?: string } = {}
-  if (q.minPrice !== undefined) parts.push(`${q.priceColumn} >= ${(priceRefs.min = p(q.minPrice))}::float8`)
-  if (q.maxPrice !== undefined) parts.push(`${q.priceColumn} <= ${(priceRefs.max = p(q.maxPrice))}::float8`)
+  if (q.minPrice !== undefined) {
+    priceRefs.min = p(q.minPrice)
+    parts.push(`${q.priceColumn} >= ${priceRefs.min}::float8`)
+  }
+  if (q.maxPrice !== undefined) {
+    priceRefs.max = p(q.maxPrice)
+    parts.push(`${q.priceColumn} <= ${priceRefs.max}::float8`)
+  }
   if (q.minBedrooms !== undefined) parts.push(`bedrooms >= ${p(q.minBedrooms)}::int`)
   if (q.isFeatured !== undefined) parts.push(`is_featured = ${p(q.isFeatured)}::boolean`)
   let searchRef: string | undefined
