@@ -9,7 +9,9 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
-import { catalogueVersionOf } from '../../db/queries/catalogue/rebuild'
+import { eq } from 'drizzle-orm'
+import type { Db } from '../../db/client'
+import { businesses } from '../../db/schema'
 import { removeCatalogueEntry } from '../../shared/listings/catalogue-rebuild'
 import { rebuildCatalogueBatch, rebuildCatalogueEntry, reindexCatalogue } from '../../shared/listings/operations'
 import { createLogger } from '../../shared/platform/logger'
@@ -36,6 +38,15 @@ afterAll(async () => {
   await ctx?.close()
   await rm(dataDir, { recursive: true, force: true })
 })
+
+/** The business's catalogue version (the feed's ETag and Last-Modified) and when it last moved. */
+async function catalogueVersionOf(db: Db, businessId: number): Promise<{ version: number; changedAt: Date }> {
+  const [row] = await db
+    .select({ version: businesses.catalogueVersion, changedAt: businesses.catalogueChangedAt })
+    .from(businesses)
+    .where(eq(businesses.id, businessId))
+  return row ?? { version: 0, changedAt: new Date(0) }
+}
 
 const version = (businessId = biz.id) => catalogueVersionOf(ctx.deps.database.db, businessId)
 /** Microseconds since the epoch (a JS Date would round two quick changes to the same millisecond). */

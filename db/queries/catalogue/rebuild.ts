@@ -6,7 +6,7 @@
  */
 import { and, asc, eq, gt, inArray, lt, isNotNull, sql as dsql } from 'drizzle-orm'
 import type { Db } from '../../client'
-import { businesses, properties, propertyImages, type PropertyRow } from '../../schema'
+import { properties, propertyImages, type PropertyRow } from '../../schema'
 
 /** A `property_images` row in state `ready` with its public URL (never the original key). */
 export interface ReadyImageRow {
@@ -207,22 +207,6 @@ export async function advanceCatalogueDerivation(db: Db, version: number): Promi
 export async function businessesWithCatalogueRows(db: Db): Promise<number[]> {
   const rows = await db.execute<{ business_id: number }>(dsql`select business_id from catalogue_counts where entries > 0 order by business_id`)
   return rows.map((r) => r.business_id)
-}
-
-/** The catalogue version of a business: it moves with every transaction that changes its public catalogue. */
-export interface CatalogueVersion {
-  version: number
-  /** When the version last moved (before any change: when the business, or the column, was created). */
-  changedAt: Date
-}
-
-/** The business's catalogue version (the feed's ETag and Last-Modified); an unknown business reads as version 0 at the epoch. */
-export async function catalogueVersionOf(db: Db, businessId: number): Promise<CatalogueVersion> {
-  const [row] = await db
-    .select({ version: businesses.catalogueVersion, changedAt: businesses.catalogueChangedAt })
-    .from(businesses)
-    .where(eq(businesses.id, businessId))
-  return row ?? { version: 0, changedAt: new Date(0) }
 }
 
 /**
