@@ -285,6 +285,18 @@ async function primaryFailover(h: HarnessContext, w: HaWorld, tag: string, name:
   const after = outcomes.filter((o, i) => sentAt[i] >= recoveredAt && !is2xx(o))
   if (after.length) failures.push(`${after.length} requests failed after recovery: ${summariseStatuses(after)}`)
   if (recoveredAt - killedAt > RECOVERY_BOUND_MS) failures.push(`writes succeeded again ${s(recoveredAt - killedAt)} after the kill (bound 10 s)`)
+  // What a load balancer asks: both APIs say they are ready again, within the same bound.
+  let readyAt = 0
+  await until(
+    '/readyz 200 on both APIs',
+    async () => (await Promise.all(w.targets.map((t, i) => request([t], i, 'GET', '/readyz')))).every((o) => o.status === 200),
+    Math.max(1000, killedAt + RECOVERY_BOUND_MS - performance.now()),
+    50,
+  )
+    .then(() => {
+      readyAt = performance.now()
+    })
+    .catch(() => failures.push(`/readyz was not 200 on both APIs within ${s(RECOVERY_BOUND_MS)} of the kill`))
   w.checkAlive(pids, failures)
 
   // Every answered write on the new primary, once.
@@ -336,6 +348,7 @@ async function primaryFailover(h: HarnessContext, w: HaWorld, tag: string, name:
         'kill → promotion': s(promotedAt - killedAt),
         'writes again after the kill': s(recoveredAt - killedAt),
         'writes again after the promotion': s(recoveredAt - promotedAt),
+        '/readyz on both APIs, asked when the load ends': readyAt ? `200, ${s(readyAt - killedAt)} after the kill` : 'not 200 within the bound',
         '503 latency': fivexx.length
           ? `p50 ${Math.round(
               percentile(
