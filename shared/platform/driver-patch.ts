@@ -17,9 +17,9 @@ export class DriverPatchError extends Error {
 export function driverPatchProblem(driver: unknown = postgres): string | undefined {
   const mark = (driver as { patched?: unknown } | undefined)?.patched
   if (mark === DRIVER_PATCH) return undefined
+  const found = mark === undefined ? 'no patch mark' : `patch mark ${JSON.stringify(mark)}`
   return (
-    `the PostgreSQL driver (postgres.js) is not ` +
-    `patched: ${mark === undefined ? 'no patch mark' : `patch mark ${JSON.stringify(mark)}`}, expected "${DRIVER_PATCH}". ` +
+    `the PostgreSQL driver (postgres.js) is not patched: ${found}, expected "${DRIVER_PATCH}". ` +
     'Run `bun install` (it applies patches/postgres@3.4.9.patch, package.json ' +
     '"patchedDependencies"); after a driver upgrade, port the patch first (patches/README.md). ' +
     'Without it answered writes can be lost on a failover, a restart or behind PgBouncer.'

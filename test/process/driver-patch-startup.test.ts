@@ -8,7 +8,7 @@ import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DRIVER_PATCH, driverPatchProblem } from '../../shared/platform/driver-patch'
-import { freePort, ROOT } from '../helpers/processes'
+import { freePort, ROOT, run } from '../helpers/processes'
 
 const UNPATCHED = join(ROOT, 'node_modules/postgres/cjs/src/index.js')
 
@@ -29,14 +29,7 @@ describe('the driver patch at start-up', () => {
 
   test('api, worker, main and the migrator refuse to start on it: one line, exit 1', async () => {
     for (const entry of ['api/index.ts', 'worker/index.ts', 'main.ts', 'cli/migrate.ts']) {
-      const proc = Bun.spawn(['bun', '--preload', './test/process/unpatched-driver.ts', entry], {
-        cwd: ROOT,
-        env: { ...process.env, NODE_ENV: 'test', PORT: String(await freePort()) },
-        stdout: 'pipe',
-        stderr: 'pipe',
-        stdin: 'ignore',
-      })
-      const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited])
+      const { stderr, code } = await run(['--preload', './test/process/unpatched-driver.ts', entry], { NODE_ENV: 'test', PORT: String(await freePort()) })
       expect(code, entry).toBe(1)
       const lines = stderr.trim().split('\n')
       expect(lines, entry).toHaveLength(1)
