@@ -7,7 +7,7 @@
 import postgres from 'postgres'
 
 /** The mark the patch sets on the driver (`Postgres.patched`); changed with each revision of the patch. */
-export const DRIVER_PATCH = 'property-lead-api/postgres@3.4.9 r2'
+export const DRIVER_PATCH = 'property-lead-api/postgres@3.4.9 r3'
 
 export class DriverPatchError extends Error {
   override name = 'DriverPatchError'

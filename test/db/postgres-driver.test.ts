@@ -156,6 +156,31 @@ describe('postgres.js after its socket closes', () => {
     expect([...(await sql`select 2 as n`)]).toEqual([{ n: 2 }])
   }, 10_000)
 
+  test("with several hosts, a new connection's first query settles when its backend dies while it runs", async () => {
+    // The pool keeps a connection in `connecting` until its first query is answered; a failure then
+    // was taken for a host to skip (patch §6) and the query was never settled. In the fault harness
+    // (scenario j) an ingest store on a connection opened just before kill -9 of the primary waited
+    // for ever, its jobs active and their leads never stored.
+    const u = new URL(url)
+    const hostPort = `${u.hostname}:${u.port || 5432}`
+    const multiHost = `${u.protocol}//${u.username ? `${u.username}@` : ''}${hostPort},${hostPort}${u.pathname}?target_session_attrs=read-write`
+    const name = `driver-first-query-${process.pid}-${Date.now()}`
+    const sql = postgres(multiHost, { max: 1, connect_timeout: 3, onnotice: () => {}, connection: { application_name: name } })
+    opened.push(sql)
+    const admin = pool()
+    const sleeping = code(sql`select pg_sleep(5)`)
+    const [{ pid }] = await eventually(
+      async () => {
+        const rows = await admin<{ pid: number }[]>`select pid from pg_stat_activity where application_name = ${name} and wait_event = 'PgSleep'`
+        return rows.length === 1 ? rows : undefined
+      },
+      { intervalMs: 5, what: 'the first query to run on its backend' },
+    )
+    await admin`select pg_terminate_backend(${pid})`
+    expect(await sleeping).toBe('57P01')
+    expect([...(await sql`select 2 as n`)]).toEqual([{ n: 2 }])
+  }, 10_000)
+
   test('queries sent to a terminated backend before its close is seen are settled, not left waiting', async () => {
     const { sql, reserved } = await terminatedReservedConnection()
     const first = await code(reserved`select 1`)

@@ -147,15 +147,26 @@ class HaWorld {
   }
 
   async drainIngest(timeoutMs: number): Promise<void> {
+    const queue = this.queues.get('lead-ingest')
     await until(
       'the lead-ingest queue to drain',
       async () => {
-        const c = await this.queues.get('lead-ingest').getJobCounts('waiting', 'active', 'delayed', 'prioritized')
+        const c = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')
         return c.waiting + c.active + c.delayed + c.prioritized === 0
       },
       timeoutMs,
       200,
-    )
+    ).catch(async (error: Error) => {
+      // Say what is left and where, so a stall explains itself in the report.
+      const left = await queue.getJobs(['waiting', 'active', 'delayed', 'prioritized'], 0, 9)
+      const states = await Promise.all(left.map((j) => j.getState()))
+      const described = left.map(
+        (j, i) =>
+          `${j.id} ${states[i]} attempts ${j.attemptsMade}` +
+          `${j.processedOn ? ` processed ${new Date(j.processedOn).toISOString()}` : ''}${j.failedReason ? ` (${j.failedReason})` : ''}`,
+      )
+      throw new Error(`${error.message}; left: ${described.join('; ') || 'none listed'}`)
+    })
   }
 
   async stop(): Promise<void> {
