@@ -10,7 +10,7 @@
  * the goal holds: where the API's CPU per request exceeds PostgreSQL's, req/s with a process per
  * core ≥ 1.4× one process at an unchanged or better p95; no shape slower with more processes.
  */
-import { readFileSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { resolve } from 'node:path'
 import postgres from 'postgres'
@@ -33,6 +33,8 @@ interface Topology {
 /** `bun main.ts` with `apiProcesses` API processes and one worker on `port`, resolved once the supervisor logs `ready`. */
 async function startTopology(url: string, port: number, apiProcesses: number, cacheMb: string | undefined): Promise<Topology> {
   const logPath = `${tmpdir()}/bench-catalogue-start-${port}.log`
+  // Bun appends to a file it is given as stdout: a previous run's `ready` line (and pids) would be read first.
+  rmSync(logPath, { force: true })
   // Nothing of the caller's own topology leaks in: the bench database only, one view per process.
   const { DATABASE_DIRECT_URL: _d, DATABASE_READ_URL: _r, METRICS_PORT: _m, API_PROCESSES: _a, WORKER_PROCESSES: _w, ...inherited } = process.env
   const supervisor = Bun.spawn(['bun', 'main.ts'], {
