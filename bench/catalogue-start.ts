@@ -6,7 +6,8 @@
  * Each shape runs against one and then the other, so both see the same moment of a shared machine.
  *
  * Per shape it prints the CPU per request of the API processes and of PostgreSQL (the backends of
- * the bench database, read from /proc), req/s and p95 of each topology, their ratio, and whether
+ * the bench database, read from /proc) in each topology, the CPU per call of the same statements
+ * through the driver alone in this process, req/s and p95 of each topology, their ratio, and whether
  * the goal holds: where the API's CPU per request exceeds PostgreSQL's, req/s with a process per
  * core ≥ 1.4× one process at an unchanged or better p95; no shape slower with more processes.
  */
@@ -14,10 +15,12 @@ import { readFileSync, rmSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { resolve } from 'node:path'
 import postgres from 'postgres'
-import type { ListParams } from '../shared/listings/catalogue-filters'
+import { createDatabase } from '../db/client'
+import { queryCataloguePage } from '../db/queries/catalogue/list'
+import { catalogueQueryOf, type ListParams } from '../shared/listings/catalogue-filters'
 import { prepareRequest, type Http1Response } from './http1-client'
 import { VARIED_MIX } from './catalogue-mix'
-import { closedLoopHttp, cpuSeconds, load1, percentile, ratePerSecond, seededRandom } from './load'
+import { closedLoopCalls, closedLoopHttp, cpuSeconds, load1, percentile, ratePerSecond, seededRandom } from './load'
 
 const ROOT = resolve(import.meta.dir, '..')
 export const GOAL_RATIO = 1.4
@@ -159,10 +162,26 @@ async function runShape(
   }
 }
 
+/**
+ * CPU per call of this process running the page's statement through the driver alone (the API's
+ * pool options, raw rows) at `concurrency`: what the driver costs an API process per request.
+ */
+async function driverCpuMs(alone: ReturnType<typeof createDatabase>, businessId: number, warm: ListParams[], drawn: ListParams[], concurrency: number) {
+  const call = (params: ListParams[]) => async (i: number) => {
+    await queryCataloguePage(alone.sql, catalogueQueryOf(businessId, params[i]).query)
+    return undefined
+  }
+  await closedLoopCalls(concurrency, Math.min(200, warm.length), call(warm))
+  const before = cpuSeconds(process.pid)
+  const run = await closedLoopCalls(concurrency, drawn.length, call(drawn))
+  return ((cpuSeconds(process.pid) - before) / Math.max(1, run.ok)) * 1000
+}
+
 export interface StartShapeResult {
   name: string
   one: TopologyRun
   many: TopologyRun
+  driverMs: number
   ratio: number
   applies: boolean
   met: boolean
@@ -174,6 +193,7 @@ export interface StartShapeResult {
  */
 export async function startScalingTable(
   url: string,
+  businessId: number,
   apiKey: string,
   opts: { requests: number; concurrency: number; port: number; seed: number; shapes?: string[]; cacheMb?: string },
 ): Promise<StartShapeResult[]> {
@@ -182,6 +202,7 @@ export async function startScalingTable(
   const monitor = postgres(url, { max: 1, onnotice: () => {} })
   const backends = async () =>
     (await monitor<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`).map((r) => r.pid)
+  const alone = createDatabase(url, { max: concurrency })
   const one = await startTopology(url, opts.port, 1, opts.cacheMb)
   let many: Topology | undefined
   const results: StartShapeResult[] = []
@@ -192,12 +213,15 @@ export async function startScalingTable(
         `(port ${many.port}, one per core); ${concurrency} clients, ${requests} requests per shape and topology, each with its own ` +
         `parameters; page cache ${opts.cacheMb ?? 'default'} MB; ${cores} cores; load ${load1()}`,
     )
-    console.log('CPU per request in ms (API processes + PostgreSQL backends of the bench database), measured in the 1-process run.\n')
     console.log(
-      `| shape | API CPU ms/req | PG CPU ms/req | goal applies | 1 proc req/s | p95 ms | API cores | ${cores} procs req/s | p95 ms | ` +
-        'API cores | machine busy | ratio | verdict | load |',
+      'CPU per request in ms: the API processes, the PostgreSQL backends of the bench database, and the driver alone (this ' +
+        'process running the same statements through the API pool options); the goal applies where API > PG with 1 process.\n',
     )
-    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|')
+    console.log(
+      `| shape | API CPU 1 proc | PG CPU 1 proc | driver alone | goal applies | 1 proc req/s | p95 ms | API cores | API CPU ${cores} procs | ` +
+        `PG CPU ${cores} procs | ${cores} procs req/s | p95 ms | API cores | machine busy | ratio | verdict | load |`,
+    )
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|')
     const shapes = VARIED_MIX.filter((s) => !opts.shapes || opts.shapes.some((prefix) => s.name.startsWith(prefix)))
     for (const { name, draw } of shapes) {
       const paramsOf = (seed: number) => {
@@ -212,6 +236,7 @@ export async function startScalingTable(
       }
       const a = await runShape(one, backends, requestsOf, concurrency, requests)
       const b = await runShape(many, backends, requestsOf, concurrency, requests)
+      const driverMs = await driverCpuMs(alone, businessId, warm, drawn, concurrency)
       for (const [label, run] of [
         ['1 process', a],
         [`${cores} processes`, b],
@@ -222,11 +247,11 @@ export async function startScalingTable(
       const noErrors = a.failed === 0 && b.failed === 0
       const met = noErrors && ratio >= 1 && (!applies || (ratio >= GOAL_RATIO && b.p95 <= a.p95))
       const verdict = met ? 'met' : `NOT met${ratio < 1 ? ' (slower)' : applies && b.p95 > a.p95 ? ' (p95)' : ''}`
-      results.push({ name, one: a, many: b, ratio, applies, met })
+      results.push({ name, one: a, many: b, driverMs, ratio, applies, met })
       const f = (x: number, d = 1) => x.toFixed(d)
       console.log(
-        `| ${name} | ${f(a.apiMs, 2)} | ${f(a.pgMs, 2)} | ${applies ? 'yes' : 'no'} | ${f(a.rate, 0)} | ${f(a.p95)} | ${f(a.apiCores, 2)} | ` +
-          `${f(b.rate, 0)} | ${f(b.p95)} | ${f(b.apiCores, 2)} | ${f(100 * a.machineBusy, 0)}% / ${f(100 * b.machineBusy, 0)}% | ` +
+        `| ${name} | ${f(a.apiMs, 2)} | ${f(a.pgMs, 2)} | ${f(driverMs, 2)} | ${applies ? 'yes' : 'no'} | ${f(a.rate, 0)} | ${f(a.p95)} | ${f(a.apiCores, 2)} | ` +
+          `${f(b.apiMs, 2)} | ${f(b.pgMs, 2)} | ${f(b.rate, 0)} | ${f(b.p95)} | ${f(b.apiCores, 2)} | ${f(100 * a.machineBusy, 0)}% / ${f(100 * b.machineBusy, 0)}% | ` +
           `${f(ratio, 2)}× | ${verdict} | ${a.load} / ${b.load} |`,
       )
     }
@@ -240,6 +265,7 @@ export async function startScalingTable(
   } finally {
     await many?.stop()
     await one.stop()
+    await alone.close(2)
     await monitor.end({ timeout: 2 })
   }
 }

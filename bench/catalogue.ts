@@ -543,7 +543,7 @@ if (f.flags.serve) {
         .map(Number)
       await httpTimings(url, businessId, Number(f.flags.requests ?? 300), concurrency, port, sqlP)
     } else if (f.flags.start) {
-      await startScalingTable(url, await readKey(url, businessId), { ...runOpts(), cacheMb })
+      await startScalingTable(url, businessId, await readKey(url, businessId), { ...runOpts(), cacheMb })
     } else await concurrencyTable(url, businessId, runOpts())
   }
   process.exit(0)
