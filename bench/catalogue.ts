@@ -5,6 +5,9 @@
  * `bun run bench catalogue --sizes 20000,1000000 --cache-mb 0 [--requests N]`: the goals of every
  * shape at both sizes in one run (20k listings of one business; 1M of 1,000 businesses, the
  * queried one ~100k, in BENCH_DATABASE_URL when set), then one table with p95(1M)/p95(20k).
+ * `bun run bench catalogue --start --listings 20000 --businesses 1 --cache-mb 0 [--requests N]`: each
+ * shape under `bun run start`'s supervisor with 1 API process and then with one per core
+ * (bench/catalogue-start.ts): CPU per request of the API and of PostgreSQL, req/s and p95 of both.
  *
  * Seeds `--listings` published properties (default 1,000,000) over `--businesses` businesses into
  * its own database (DATABASE_URL's name + `_bench`, + `_<listings>` for another size, or
@@ -41,6 +44,7 @@ import { getConfig } from '../shared/platform/config'
 import { availableParallelism } from 'node:os'
 import { prepareRequest, type Http1Response } from './http1-client'
 import { CITIES, QUERY_MIX, VARIED_MIX } from './catalogue-mix'
+import { startScalingTable } from './catalogue-start'
 import { closedLoopCalls, closedLoopHttp, load1, percentile, ratePerSecond, rssMb, seededRandom, type LoadRun } from './load'
 
 const DEFAULT_LISTINGS = 1_000_000
@@ -538,6 +542,8 @@ if (f.flags.serve) {
         .split(',')
         .map(Number)
       await httpTimings(url, businessId, Number(f.flags.requests ?? 300), concurrency, port, sqlP)
+    } else if (f.flags.start) {
+      await startScalingTable(url, businessId, await readKey(url, businessId), { ...runOpts(), cacheMb })
     } else await concurrencyTable(url, businessId, runOpts())
   }
   process.exit(0)
