@@ -173,6 +173,7 @@ function spawnGroup(mode: string, env: Record<string, string>, port: number, cou
   return {
     ready: Promise.all(children.map((c) => c.ready)),
     stop: () => Promise.all(children.map((c) => c.stop())),
+    cpuSeconds: () => children.reduce((sum, c) => sum + cpuSeconds(c.child.pid), 0),
     rss: async () => (await Promise.all(children.map((c) => rssMb(c.child.pid)))).reduce((a, b) => a + b, 0),
   }
 }
@@ -534,7 +535,9 @@ async function main() {
     const bare = spawnGroup('serve-bare', env, barePort)
     await bare.ready
     await closedLoop(`http://127.0.0.1:${barePort}/`, headers, connections, Math.min(1, seconds / 4))
+    const bareCpu0 = bare.cpuSeconds()
     const bareRun = await closedLoop(`http://127.0.0.1:${barePort}/`, headers, connections, seconds)
+    const bareCpuMs = ((bare.cpuSeconds() - bareCpu0) * 1000) / Math.max(1, bareRun.ok)
     await bare.stop()
     const bareRate = bareRun.ok / bareRun.seconds
     const bareLoad = load1()
@@ -629,7 +632,7 @@ async function main() {
       console.log(`machine: ${availableParallelism()} cores; load average ${load1()}`)
       console.log(
         `bare Bun.serve JSON POST (${processes} process(es)) ${(bareRate.toFixed(0) + ' req/s').padEnd(16)}` +
-          `${ms(pct(bareRun.latencies, 50)).padEnd(13)}${ms(pct(bareRun.latencies, 99))}`,
+          `${ms(pct(bareRun.latencies, 50)).padEnd(13)}${ms(pct(bareRun.latencies, 99))}; CPU ${bareCpuMs.toFixed(3)} ms a request`,
       )
       printStart()
       console.log('')
