@@ -83,18 +83,27 @@ export async function startWorkers(
       const deadline = performance.now() + timeoutMs
       maintenance.stop()
       stopWebhookRunners(deps)
-      const graceful = Promise.all([relay?.stop(), ...workers.map((w) => w.close())])
+      // What has not stopped yet, named in the warning below: the part that held the drain.
+      const unfinished = new Set<string>()
+      const tracked = (name: string, stopping: Promise<unknown>) => {
+        unfinished.add(name)
+        return stopping.finally(() => unfinished.delete(name))
+      }
+      const graceful = Promise.all([relay && tracked('webhook relay', relay.stop()), ...workers.map((w, i) => tracked(queueNames[i], w.close()))])
       if (!(await settlesBy(graceful, deadline))) {
         // A graceful close() in progress cannot be turned into a forced one (BullMQ answers a
         // second close() with the first), so the connections are cut instead: unfinished jobs
         // keep their lock in Redis until it expires, and the stalled check hands them to a worker
         // again. A relay batch cut off is rolled back: its outbox rows stay for the next one.
-        logger.warn('workers did not finish in time; unfinished jobs return to the queue via the stalled check', { timeout_ms: timeoutMs })
+        logger.warn('workers did not finish in time; unfinished jobs return to the queue via the stalled check', {
+          timeout_ms: timeoutMs,
+          unfinished: [...unfinished],
+        })
       }
       // What is left closes connections: each step bounded, all within CLOSE_MS after the drain.
       const closeBy = performance.now() + CLOSE_MS
-      await settlesBy(deps.imagePool.close(), closeBy)
-      await settlesBy(queues.close(), closeBy)
+      const slow = [(await settlesBy(deps.imagePool.close(), closeBy)) ? '' : 'image pool', (await settlesBy(queues.close(), closeBy)) ? '' : 'queues']
+      if (slow.some(Boolean)) logger.warn('closing took longer than its bound; cut off', { bound_ms: CLOSE_MS, unfinished: slow.filter(Boolean) })
       producer.disconnect()
       connection.disconnect()
       await database.close(Math.max(0.1, (closeBy + CLOSE_MS - performance.now()) / 1000))
