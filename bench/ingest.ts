@@ -366,7 +366,7 @@ async function rawQueueAdd(
  * The wait before a run's memory is read. Right after a run RSS holds its garbage and the freed
  * pages the allocator has not yet handed back; both go within seconds with no GC forced (the
  * lead-ingest worker alone, three identical rounds: 165, 175, 188 MB at the drain, 147, 150, 151
- * MB 5 s later, the JS heap 36-38 MB each time and 17 MB after a full GC). Growth from one run to
+ * MB 5 s later, the JS heap 35-38 MB each time and 17 MB after a full GC). Growth from one run to
  * the next is read on these settled figures; the figures at the drain are printed beside them.
  */
 const SETTLE_MS = 5000
