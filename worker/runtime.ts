@@ -77,23 +77,61 @@ export async function startWorkers(
     deps,
     workers,
     async close(timeoutMs = config.shutdownTimeoutMs) {
+      // One deadline for the whole drain. The relay stops beside the consumers, not before them:
+      // waiting for its batch first took time from the consumers' bound, and the process's hard
+      // limit (lifecycle.ts) ended it before the consumers' own timeout was ever reached.
+      const deadline = performance.now() + timeoutMs
       maintenance.stop()
-      await relay?.stop()
       stopWebhookRunners(deps)
-      const graceful = Promise.all(workers.map((w) => w.close()))
-      let timer: ReturnType<typeof setTimeout> | undefined
-      const timedOut = await Promise.race([graceful.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeoutMs)))])
-      clearTimeout(timer)
-      if (timedOut) {
-        logger.warn('workers did not finish in time; unfinished jobs return to the queue via the stalled check', { timeout_ms: timeoutMs })
-        await Promise.all(workers.map((w) => w.close(true).catch(() => {})))
+      // What has not stopped yet, named in the warning below: the part that held the drain.
+      const unfinished = new Set<string>()
+      const tracked = (name: string, stopping: Promise<unknown>) => {
+        unfinished.add(name)
+        return stopping.finally(() => unfinished.delete(name))
       }
-      await deps.imagePool.close()
-      await queues.close().catch(() => {})
+      const graceful = Promise.all([relay && tracked('webhook relay', relay.stop()), ...workers.map((w, i) => tracked(queueNames[i], w.close()))])
+      if (!(await settlesBy(graceful, deadline))) {
+        // A graceful close() in progress cannot be turned into a forced one (BullMQ answers a
+        // second close() with the first), so the connections are cut instead: unfinished jobs
+        // keep their lock in Redis until it expires, and the stalled check hands them to a worker
+        // again. A relay batch cut off is rolled back: its outbox rows stay for the next one.
+        logger.warn('workers did not finish in time; unfinished jobs return to the queue via the stalled check', {
+          timeout_ms: timeoutMs,
+          unfinished: [...unfinished],
+        })
+      }
+      // What is left closes connections: each step bounded, all within CLOSE_MS after the drain.
+      const closeBy = performance.now() + CLOSE_MS
+      const slow = [(await settlesBy(deps.imagePool.close(), closeBy)) ? '' : 'image pool', (await settlesBy(queues.close(), closeBy)) ? '' : 'queues']
+      if (slow.some(Boolean)) logger.warn('closing took longer than its bound; cut off', { bound_ms: CLOSE_MS, unfinished: slow.filter(Boolean) })
       producer.disconnect()
       connection.disconnect()
-      await database.close(5)
+      await database.close(Math.max(0.1, (closeBy + CLOSE_MS - performance.now()) / 1000))
     },
+  }
+}
+
+/**
+ * After the drain's bound, the time to close the pools and connections. With the drain's own
+ * SHUTDOWN_TIMEOUT_MS, two of these stay within the 5 s the process adds as its hard limit
+ * (worker/index.ts), so the limit is a last resort, not the way a busy worker stops.
+ */
+const CLOSE_MS = 2000
+
+/** Whether `work` settled (either way) before `deadline` (performance.now() time); never waits past it. */
+async function settlesBy(work: Promise<unknown>, deadline: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, deadline - performance.now()))))
+  try {
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ])
+  } finally {
+    clearTimeout(timer)
   }
 }
 

@@ -12,7 +12,7 @@ import { Elysia } from 'elysia'
 import { randomUUID } from 'node:crypto'
 import { AppError, type FieldError } from '../../shared/platform/errors'
 import type { AppDeps } from '../deps'
-import { matchedRoute } from '../elysia-adapter'
+import { matchedRoute, textAnswer } from '../elysia-adapter'
 import { validationDetail } from '../../shared/platform/validation'
 import { problemResponse, toProblem } from '../problems'
 import { ClaimedRefusal } from '../../shared/platform/idempotency'
@@ -166,11 +166,11 @@ export function httpPlugin(
       })
       // A handler's object or array is written here rather than by Elysia, with numbers in plain
       // decimals (contract §15: never `1e-7`); answers already made (Response, text) pass as they are.
+      // Handed back as text, not a Response (elysia-adapter.ts textAnswer says why).
       .mapResponse({ as: 'global' }, ({ responseValue, set }) => {
         if (!isPlainJson(responseValue)) return
-        const headers = { ...(set.headers as Record<string, string>) }
-        headers['content-type'] ??= 'application/json'
-        return new Response(plainJson(responseValue), { status: typeof set.status === 'number' ? set.status : 200, headers })
+        set.headers['content-type'] ??= 'application/json'
+        return textAnswer(plainJson(responseValue))
       })
       .onError({ as: 'global' }, async ({ request, error, code, params, query }) => {
         const meta: RequestMeta = metaByRequest.get(request) ?? { id: randomUUID(), start: performance.now(), api: isApiPath(pathOf(request.url)) }

@@ -4,6 +4,7 @@
  * within 1 s without a database read per request; `last_used_at` is collected here and flushed in
  * one statement every few seconds.
  */
+import { timingSafeEqual } from 'node:crypto'
 import type { Db } from '../../db/client'
 import { findKeyByKeyId, touchKeys, type KeyRecord } from '../../db/queries/api-keys'
 import { looksSecret, parseApiKey, secretMatches, type KeyKind } from './api-key-format'
@@ -38,6 +39,8 @@ interface CachedKey {
   browser?: BrowserAccess
   at: number
   pending?: Promise<KeyRecord | null>
+  /** The secret's bytes once one request proved them against the stored hash (see secretOf). */
+  verified?: Buffer
 }
 
 const CACHE_TTL_MS = 500
@@ -89,7 +92,7 @@ export class KeyStore {
     if (!parsed) throw new AppError('unauthorized', 'Malformed API key: expected AC_LIVE_<key_id>.<secret> or AC_PUB_<key_id>.<secret>')
     const entry = await this.lookup(parsed.keyId)
     const record = entry.record
-    if (!record || record.kind !== parsed.kind || !secretMatches(parsed.secret, record.secretHash)) throw new AppError('unauthorized', 'Invalid API key')
+    if (!record || record.kind !== parsed.kind || !secretOf(entry, parsed.secret, record.secretHash)) throw new AppError('unauthorized', 'Invalid API key')
     if (record.revokedAt) throw new AppError('unauthorized', 'API key has been revoked')
     if (record.expiresAt && record.expiresAt.getTime() <= Date.now()) throw new AppError('unauthorized', 'API key has expired')
     this.lastUsed.set(record.id, new Date())
@@ -132,6 +135,20 @@ export class KeyStore {
     const cutoff = Date.now() - CACHE_TTL_MS
     for (const [k, v] of this.cache) if (v.at < cutoff && !v.pending) this.cache.delete(k)
   }
+}
+
+/**
+ * Whether `secret` is the key's. SHA-256 runs once per cache fill: the secret that matched is kept
+ * with the entry (which lives under a second) and later requests are compared with it in constant
+ * time; hashing every request was a fortieth of the ingest path's CPU. A key has one secret, so a
+ * secret unlike the proven one cannot match the hash either.
+ */
+function secretOf(entry: CachedKey, secret: string, storedHash: string): boolean {
+  const sent = Buffer.from(secret)
+  if (entry.verified) return entry.verified.length === sent.length && timingSafeEqual(entry.verified, sent)
+  if (!secretMatches(secret, storedHash)) return false
+  entry.verified = sent
+  return true
 }
 
 /** Only the CLI writes these columns, after parsing them with the same rules (shared/access/publishable.ts). */

@@ -44,7 +44,10 @@ export function createLogger(level: Config['logLevel'] = 'info', base: Record<st
   const threshold = LEVELS[level]
   const emit = (lvl: Level, msg: string, fields?: Record<string, unknown>) => {
     if (LEVELS[lvl] < threshold) return
-    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...fields }, errorReplacer) + '\n')
+    const line = { time: new Date().toISOString(), level: lvl, msg, ...base, ...fields }
+    // A replacer is a call per key: the request line of every request (flat strings and numbers)
+    // does without it, and only a line holding an object pays for the search for errors in it.
+    write(`${hasObjectField(line) ? JSON.stringify(line, errorReplacer) : JSON.stringify(line)}\n`)
   }
   return {
     debug: (m, f) => emit('debug', m, f),
@@ -53,6 +56,14 @@ export function createLogger(level: Config['logLevel'] = 'info', base: Record<st
     error: (m, f) => emit('error', m, f),
     child: (fields) => createLogger(level, { ...base, ...fields }, write),
   }
+}
+
+function hasObjectField(line: Record<string, unknown>): boolean {
+  for (const key in line) {
+    const value = line[key]
+    if (value !== null && typeof value === 'object') return true
+  }
+  return false
 }
 
 /**

@@ -37,6 +37,14 @@ describe('authentication (api-spec §5)', () => {
   test('malformed Authorization scheme → 401', () => expect401({ authorization: 'Bearer xyz' }, /Malformed/))
   test('unknown key id → 401', () => expect401({ 'x-api-key': 'AC_LIVE_AAAAAAAAAAAAAAAA.' + 'a'.repeat(32) }, /Invalid API key/))
   test('right key id, wrong secret → 401', () => expect401({ 'x-api-key': `AC_LIVE_${biz.keyId}.${'b'.repeat(32)}` }, /Invalid API key/))
+  test('a wrong secret right after the right one (the key cached and its secret proven) → 401', async () => {
+    const ok = await call(ctx.app, 'GET', '/v1/me', { headers: { 'x-api-key': biz.apiKey } })
+    expect(ok.status, ok.text).toBe(200)
+    const secret = biz.apiKey.slice(biz.apiKey.indexOf('.') + 1)
+    const wrong = `${secret.slice(0, -1)}${secret.endsWith('a') ? 'b' : 'a'}`
+    await expect401({ 'x-api-key': `AC_LIVE_${biz.keyId}.${wrong}` }, /Invalid API key/)
+    expect((await call(ctx.app, 'GET', '/v1/me', { headers: { 'x-api-key': biz.apiKey } })).status).toBe(200)
+  })
 
   test('expired key → 401', async () => {
     const k = await biz.key(['leads:read'], { expiresAt: new Date(Date.now() - 1000) })

@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { Elysia, t, ValidationError } from 'elysia'
-import { matchedRoute, routeFinder, validationFailure, withoutParseFunctions } from '../../api/elysia-adapter'
+import { matchedRoute, routeFinder, textAnswer, validationFailure, withoutParseFunctions } from '../../api/elysia-adapter'
 import { eventually } from '../helpers/eventually'
 
 describe('validationFailure', () => {
@@ -84,4 +84,30 @@ describe('routeFinder', () => {
     expect(find('GET', '/v1/leads/7/more')).toBeUndefined()
     expect(find('GET', '/cdn/images/a/b.webp')).toBe('/cdn/*')
   })
+})
+
+test('textAnswer: the text from mapResponse is sent once, with the status and headers of set, and a length (no stream)', async () => {
+  const app = new Elysia()
+    .mapResponse(({ responseValue, set }) => {
+      if (typeof responseValue !== 'object') return
+      set.headers['content-type'] = 'application/json'
+      set.headers['x-one'] = '1'
+      return textAnswer(JSON.stringify({ mapped: responseValue }))
+    })
+    .post('/x', ({ set }) => {
+      set.status = 201
+      return { a: 1 }
+    })
+  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => app.handle(request) })
+  try {
+    const res = await fetch(`http://127.0.0.1:${server.port}/x`, { method: 'POST' })
+    expect(res.status).toBe(201)
+    expect(res.headers.get('content-type')).toBe('application/json')
+    expect(res.headers.get('x-one')).toBe('1')
+    expect(res.headers.get('transfer-encoding')).toBeNull()
+    expect(res.headers.get('content-length')).toBe(String('{"mapped":{"a":1}}'.length))
+    expect(await res.text()).toBe('{"mapped":{"a":1}}')
+  } finally {
+    server.stop(true)
+  }
 })

@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { UnrecoverableError, type Job } from 'bullmq'
+import { Queue, UnrecoverableError, type Job } from 'bullmq'
+import postgres from 'postgres'
 import { sql } from 'drizzle-orm'
 import { buildIngestLead } from '../../shared/leads/ingest'
+import { JOBS } from '../../shared/platform/jobs'
 import { createLogger } from '../../shared/platform/logger'
+import { redisConnection } from '../../shared/platform/queues'
 import { processLeadIngest } from '../../worker/processors/lead-ingest'
 import { startWorkers, type RunningWorkers } from '../../worker/runtime'
 import { call, createTestContext, eventually, seedBusiness, type TestContext } from '../helpers/context'
@@ -150,4 +153,50 @@ describe('ingest through a real BullMQ worker', () => {
     expect(batches).toBeLessThan(200)
     expect(ctx.deps.ingest.stats.fallbacks).toBe(before.fallbacks)
   })
+})
+
+describe('stopping a worker whose job cannot finish', () => {
+  test('close() keeps to its bound, and the unfinished job is not lost: another worker stores it', async () => {
+    const b = await seedBusiness(ctx)
+    // Its own queue prefix: the workers of the tests above never take this job.
+    const config = { ...ctx.config, queuePrefix: `${ctx.config.queuePrefix}-stop-${b.id}` }
+    const connection = redisConnection(config, 'producer')
+    const queue = new Queue('lead-ingest', { connection, prefix: config.queuePrefix })
+    // The business row locked FOR UPDATE: the job's insert (its foreign key check) waits until released.
+    const hold = postgres(config.databaseUrl, { max: 1, onnotice: () => {} })
+    const { promise: released, resolve: release } = Promise.withResolvers<void>()
+    const { promise: locked, resolve: lockTaken } = Promise.withResolvers<void>()
+    const holding = hold.begin(async (tx) => {
+      await tx`select id from businesses where id = ${b.id} for update`
+      lockTaken()
+      await released
+    })
+    let second: RunningWorkers | undefined
+    try {
+      await locked
+      const first = await startWorkers(config, createLogger('silent'), ['lead-ingest'])
+      const def = JOBS['lead-ingest']
+      await queue.add(def.name, { leads: [lead(b.id, 'held')] }, def.options)
+      await eventually(async () => (await queue.getJobCounts('active')).active === 1, { what: 'the job running' })
+      const t0 = performance.now()
+      await first.close(300)
+      // The drain's 300 ms, then at most two CLOSE_MS (worker/runtime.ts) to close the connections.
+      expect(performance.now() - t0).toBeLessThan(300 + 4000 + 500)
+      expect(await queue.getJobCounts('active', 'completed', 'failed')).toEqual({ active: 1, completed: 0, failed: 0 })
+      release()
+      await holding
+      // Its lock expires (lockDuration 10 s) and the stalled check of a new worker runs it again.
+      second = await startWorkers(config, createLogger('silent'), ['lead-ingest'])
+      await eventually(async () => (await contactsOf(ctx, b.id)).length === 1, { timeoutMs: 35_000, what: 'the job run again' })
+      expect((await contactsOf(ctx, b.id)).map((r) => r.name)).toEqual(['held'])
+    } finally {
+      release()
+      await holding.catch(() => {})
+      await second?.close()
+      await queue.obliterate({ force: true }).catch(() => {})
+      await queue.close()
+      connection.disconnect()
+      await hold.end()
+    }
+  }, 60_000)
 })
