@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { Elysia, t, ValidationError } from 'elysia'
-import { matchedRoute, routeFinder, validationFailure, withoutParseFunctions } from '../../api/elysia-adapter'
+import { mappedText, matchedRoute, routeFinder, validationFailure, withoutParseFunctions } from '../../api/elysia-adapter'
 import { eventually } from '../helpers/eventually'
 
 describe('validationFailure', () => {
@@ -83,5 +83,38 @@ describe('routeFinder', () => {
     expect(find('GET', '/v1/leads/')).toBeUndefined()
     expect(find('GET', '/v1/leads/7/more')).toBeUndefined()
     expect(find('GET', '/cdn/images/a/b.webp')).toBe('/cdn/*')
+  })
+})
+
+describe('mappedText', () => {
+  test("a mapResponse hook's text is answered with the status and every header of set, its content type kept", async () => {
+    const app = new Elysia()
+      .onRequest(({ set }) => {
+        set.headers['x-early'] = 'a'
+      })
+      .mapResponse(({ responseValue, set }) => {
+        if (typeof responseValue !== 'object') return
+        set.headers['content-type'] ??= 'application/json'
+        return mappedText(JSON.stringify(responseValue))
+      })
+      .post('/created', ({ set }) => {
+        set.status = 201
+        set.headers['x-late'] = 'b'
+        return { id: 1 }
+      })
+      .get('/typed', ({ set }) => {
+        set.headers['content-type'] = 'application/problem+json'
+        return { n: 2 }
+      })
+    const created = await app.handle(new Request('http://localhost/created', { method: 'POST' }))
+    expect(created.status).toBe(201)
+    expect(created.headers.get('content-type')).toBe('application/json')
+    expect(created.headers.get('x-early')).toBe('a')
+    expect(created.headers.get('x-late')).toBe('b')
+    expect(await created.text()).toBe('{"id":1}')
+    const typed = await app.handle(new Request('http://localhost/typed'))
+    expect(typed.status).toBe(200)
+    expect(typed.headers.get('content-type')).toBe('application/problem+json')
+    expect(await typed.json()).toEqual({ n: 2 })
   })
 })
