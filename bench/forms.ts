@@ -5,7 +5,8 @@
  * What a publishable key costs on the ingest hot path (contract §16): POST /v1/leads/ingest at
  * `--connections` keep-alive connections (closed loop) with a secret key, and the same with a
  * publishable key from one of its origins (its limits set high, so nothing is refused: the origin
- * check and the limiter are paid, nothing else), alternating `--rounds` times in the same run
+ * check and the limiter are paid, nothing else), alternating `--rounds` times (the first kind of a
+ * round changes every round: secret first in odd rounds, publishable first in even ones) in the same run
  * against the same API processes (the real server, api/server.ts, SO_REUSEPORT). Goal: the
  * publishable rate ≥ 0.9× the secret one.
  *
@@ -197,7 +198,9 @@ async function main() {
     for (const kind of order) await closedLoop(target, kinds[kind], connections, Math.min(2, seconds / 4))
     await clearQueue()
     for (let round = 1; round <= rounds; round++) {
-      for (const kind of order) {
+      // ABBA: the kind that goes first changes every round, so a drift of the machine's load
+      // during a run weighs on both kinds alike (an even --rounds balances it exactly).
+      for (const kind of round % 2 === 1 ? order : [...order].reverse()) {
         const before = await redisStats()
         const cpuBefore = apiCpu()
         const run = await closedLoop(target, kinds[kind], connections, seconds)
