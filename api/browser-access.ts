@@ -35,8 +35,12 @@ export function preflightHeaders(origin: string | null): Record<string, string> 
   }
 }
 
-export function corsHeaders(origin: string): Record<string, string> {
-  return { 'access-control-allow-origin': origin, vary: 'Origin', 'access-control-expose-headers': EXPOSE_HEADERS }
+/** The CORS fields of an answer to a page's request (§16.2), added to `headers` (a fresh object per answer). */
+export function withCors(headers: Record<string, string>, origin: string): Record<string, string> {
+  headers['access-control-allow-origin'] = origin
+  headers.vary = 'Origin'
+  headers['access-control-expose-headers'] = EXPOSE_HEADERS
+  return headers
 }
 
 /** Exact comparison (scheme, host, port) with the stored canonical origins: what browsers send is already canonical. */

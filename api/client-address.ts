@@ -10,8 +10,9 @@ import { isIP } from 'node:net'
 /** Where nothing names the client (a request handed to the app without a socket: tests, tools). */
 export const UNKNOWN_ADDRESS = 'unknown'
 
-export function clientAddress(forwardedFor: string | null, peer: string | undefined, hops: number): string {
-  let address = peer
+/** `peer` is asked only when `X-Forwarded-For` does not decide: Bun's `requestIP` costs microseconds a call. */
+export function clientAddress(forwardedFor: string | null, peer: () => string | undefined, hops: number): string {
+  let address: string | undefined
   if (hops > 0 && forwardedFor) {
     const chain = forwardedFor
       .split(',')
@@ -21,6 +22,7 @@ export function clientAddress(forwardedFor: string | null, peer: string | undefi
     const candidate = chain.length >= hops ? chain[chain.length - hops] : chain[0]
     if (candidate && isIP(stripBrackets(candidate))) address = stripBrackets(candidate)
   }
+  address ??= peer()
   return address ? bucket(address) : UNKNOWN_ADDRESS
 }
 
@@ -28,6 +30,8 @@ const stripBrackets = (s: string) => (s.startsWith('[') && s.endsWith(']') ? s.s
 
 /** IPv4 as it is (an IPv4-mapped IPv6 address included); IPv6 as its /64 (`2001:db8:1:2::/64`). */
 export function bucket(address: string): string {
+  // No colon: an IPv4 address (every IPv6 form has one), counted as it is.
+  if (!address.includes(':')) return address
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
   if (mapped) return mapped[1]
   if (isIP(address) !== 6) return address

@@ -110,13 +110,21 @@ export class RateLimits {
     this.redis.disconnect()
   }
 
-  /** Counts one request against both limits; refused when either is over. */
-  async consume(keyId: string, access: BrowserAccess, address: string): Promise<LimitOutcome> {
+  /**
+   * Counts one request against both limits; refused when either is over. Answered synchronously
+   * when memory decides (a busy key's slices, or a known block): the hot path then costs no
+   * promise and no turn of the event loop; a promise only when a counter goes to Redis.
+   */
+  consume(keyId: string, access: BrowserAccess, address: string): LimitOutcome | Promise<LimitOutcome> {
     this.stats.checks++
-    const { ip, key } = this.pair(access)
+    const pair = this.pair(access)
+    const { ip, key } = pair
     const ipKey = `${keyId}:${address}`
-    const ipBlocked = blockedMs(ip, ipKey)
-    const keyBlocked = ipBlocked > 0 ? 0 : blockedMs(key, keyId)
+    // The counters' own names (rate-limiter-flexible's `getKey`), made once for the block and the slice.
+    const ipCounter = ip.getKey(ipKey)
+    const keyCounter = key.getKey(keyId)
+    const ipBlocked = blockedMs(ip, ipCounter)
+    const keyBlocked = ipBlocked > 0 ? 0 : blockedMs(key, keyCounter)
     if (ipBlocked > 0 || keyBlocked > 0) {
       // Known from memory: no Redis call, so the fields name only the limit that refuses.
       this.stats.blockedInMemory++
@@ -124,22 +132,28 @@ export class RateLimits {
       return {
         exceeded: name,
         retryAfter: Math.max(1, seconds(ms)),
-        headers: { 'ratelimit-policy': this.policy(access), ratelimit: `"${name}";r=0;t=${seconds(ms)}` },
+        headers: { 'ratelimit-policy': pair.policy, ratelimit: `"${name}";r=0;t=${seconds(ms)}` },
       }
     }
     // Both from slices in memory (a busy key): no promise, no Redis.
-    const ipLeased = this.fromLease(ip, access.ratePerIp, ipKey)
-    const keyLeased = this.fromLease(key, access.rate, keyId)
-    const [ipRes, keyRes] =
-      ipLeased && keyLeased
-        ? [ipLeased, keyLeased]
-        : await Promise.all([ipLeased ?? this.take(ip, access.ratePerIp, ipKey), keyLeased ?? this.take(key, access.rate, keyId)])
-    // A point spent on a request the other limit refused goes back (see the file comment).
-    const ipState = keyRes.refused && !ipRes.refused ? this.giveBack(ip, access.ratePerIp, ipKey, ipRes.res) : ipRes.res
-    const keyState = ipRes.refused && !keyRes.refused ? this.giveBack(key, access.rate, keyId, keyRes.res) : keyRes.res
-    const headers = this.headers(access, ipState, keyState)
-    if (ipRes.refused) return { exceeded: 'per-ip', retryAfter: Math.max(1, seconds(ipRes.res.msBeforeNext)), headers }
-    if (keyRes.refused) return { exceeded: 'per-key', retryAfter: Math.max(1, seconds(keyRes.res.msBeforeNext)), headers }
+    const now = Date.now()
+    const ipLeased = this.fromLease(ipCounter, access.ratePerIp, now)
+    const keyLeased = this.fromLease(keyCounter, access.rate, now)
+    if (ipLeased && keyLeased) return this.outcome(access, ipLeased, keyLeased)
+    return Promise.all([ipLeased ?? this.take(ip, ipCounter, access.ratePerIp, ipKey), keyLeased ?? this.take(key, keyCounter, access.rate, keyId)]).then(
+      ([ipRes, keyRes]) => {
+        // A point spent on a request the other limit refused goes back (see the file comment).
+        const ipState = keyRes.refused && !ipRes.refused ? this.giveBack(ip, ipCounter, access.ratePerIp, ipKey, ipRes.res) : ipRes.res
+        const keyState = ipRes.refused && !keyRes.refused ? this.giveBack(key, keyCounter, access.rate, keyId, keyRes.res) : keyRes.res
+        return this.outcome(access, { refused: ipRes.refused, res: ipState }, { refused: keyRes.refused, res: keyState })
+      },
+    )
+  }
+
+  private outcome(access: BrowserAccess, ip: Settled, key: Settled): LimitOutcome {
+    const headers = this.headers(access, ip.res, key.res)
+    if (ip.refused) return { exceeded: 'per-ip', retryAfter: Math.max(1, seconds(ip.res.msBeforeNext)), headers }
+    if (key.refused) return { exceeded: 'per-key', retryAfter: Math.max(1, seconds(key.res.msBeforeNext)), headers }
     return { headers }
   }
 
@@ -151,25 +165,24 @@ export class RateLimits {
    * the window's end: a slice a process has not spent by then was counted all the same, so the
    * others may be refused up to a slice per replica early (≤ 1% of the quota each).
    */
-  /** A point from this process's slice of the counter, when it has one left in the current window. */
-  private fromLease(limiter: RateLimiterRedis, rate: Rate, k: string): Settled | undefined {
+  /** A point from this process's slice of the counter `id`, when it has one left in the current window. */
+  private fromLease(id: string, rate: Rate, now: number): Settled | undefined {
     const size = leaseSize(rate)
     if (size === 1) return undefined
-    const lease = this.leases.get(`${limiter.keyPrefix}:${k}`)
+    const lease = this.leases.get(id)
     if (!lease || lease.available <= 0) return undefined
-    const now = Date.now()
     if (now >= lease.until) return undefined
     lease.available--
     return { refused: false, res: { consumedPoints: lease.spentBefore + size - lease.available, msBeforeNext: lease.until - now } }
   }
 
-  private async take(limiter: RateLimiterRedis, rate: Rate, k: string): Promise<Settled> {
+  /** `id` is the counter's name (`limiter.getKey(k)`): the slices' map is keyed by it. */
+  private async take(limiter: RateLimiterRedis, id: string, rate: Rate, k: string): Promise<Settled> {
     const size = leaseSize(rate)
     if (size === 1) return settle(limiter.consume(k))
     // Spent meanwhile by a request that went to Redis for the other counter: still this slice's.
-    const leased = this.fromLease(limiter, rate, k)
+    const leased = this.fromLease(id, rate, Date.now())
     if (leased) return leased
-    const id = `${limiter.keyPrefix}:${k}`
     const taken = await settle(limiter.consume(k, size))
     const overBy = taken.res.consumedPoints - rate.points
     // Over the quota: the part of the slice that still fits is granted, the rest given back.
@@ -183,8 +196,8 @@ export class RateLimits {
   }
 
   /** Returns a point (from memory for a slice, else to Redis without waiting); the answer's fields already show it returned. */
-  private giveBack(limiter: RateLimiterRedis, rate: Rate, k: string, res: Counted): Counted {
-    const lease = leaseSize(rate) > 1 ? this.leases.get(`${limiter.keyPrefix}:${k}`) : undefined
+  private giveBack(limiter: RateLimiterRedis, id: string, rate: Rate, k: string, res: Counted): Counted {
+    const lease = leaseSize(rate) > 1 ? this.leases.get(id) : undefined
     if (lease) lease.available++
     else void limiter.reward(k).catch(() => {})
     return { consumedPoints: Math.max(0, res.consumedPoints - 1), msBeforeNext: res.msBeforeNext }
@@ -244,13 +257,7 @@ export class RateLimits {
    * until it starts again). A counter not yet started has its whole quota and window ahead.
    */
   private headers(access: BrowserAccess, ip: Counted | null, key: Counted | null): Record<string, string> {
-    const state = (name: LimitName, rate: Rate, res: Counted | null) =>
-      `"${name}";r=${res ? Math.max(0, rate.points - res.consumedPoints) : rate.points};t=${res ? seconds(res.msBeforeNext) : rate.seconds}`
-    return { 'ratelimit-policy': this.policy(access), ratelimit: `${state('per-ip', access.ratePerIp, ip)}, ${state('per-key', access.rate, key)}` }
-  }
-
-  private policy(access: BrowserAccess): string {
-    return this.pair(access).policy
+    return { 'ratelimit-policy': this.pair(access).policy, ratelimit: `${state('"per-ip"', access.ratePerIp, ip)}, ${state('"per-key"', access.rate, key)}` }
   }
 }
 
@@ -273,9 +280,16 @@ interface Lease {
 const policyOf = (access: BrowserAccess) =>
   `"per-ip";q=${access.ratePerIp.points};w=${access.ratePerIp.seconds}, "per-key";q=${access.rate.points};w=${access.rate.seconds}`
 
-/** The in-memory block's remaining time: a public method of rate-limiter-flexible's store limiters that its types.d.ts leaves out. */
-function blockedMs(limiter: RateLimiterRedis, k: string): number {
-  return (limiter as RateLimiterRedis & { getInMemoryBlockMsBeforeExpire(rlKey: string): number }).getInMemoryBlockMsBeforeExpire(limiter.getKey(k))
+/** One limit's item of `RateLimit`; `name` quoted already. */
+const state = (name: string, rate: Rate, res: Counted | null) =>
+  `${name};r=${res ? Math.max(0, rate.points - res.consumedPoints) : rate.points};t=${res ? seconds(res.msBeforeNext) : rate.seconds}`
+
+/**
+ * The in-memory block's remaining time for the counter `id` (`limiter.getKey(k)`): a public method
+ * of rate-limiter-flexible's store limiters that its types.d.ts leaves out.
+ */
+function blockedMs(limiter: RateLimiterRedis, id: string): number {
+  return (limiter as RateLimiterRedis & { getInMemoryBlockMsBeforeExpire(rlKey: string): number }).getInMemoryBlockMsBeforeExpire(id)
 }
 
 type Settled = { refused: boolean; res: Counted }

@@ -1,10 +1,12 @@
 /**
- * `bun run bench forms [--duration 10] [--rounds 2] [--connections 64] [--port 3170] [--api-processes N]`
+ * `bun run bench forms [--duration 10] [--rounds 2] [--connections 64] [--port 3170] [--api-processes N]
+ *   [--only secret|publishable] [--cpu-prof DIR]`
  *
  * What a publishable key costs on the ingest hot path (contract §16): POST /v1/leads/ingest at
  * `--connections` keep-alive connections (closed loop) with a secret key, and the same with a
  * publishable key from one of its origins (its limits set high, so nothing is refused: the origin
- * check and the limiter are paid, nothing else), alternating `--rounds` times in the same run
+ * check and the limiter are paid, nothing else), alternating `--rounds` times (the first kind of a
+ * round changes every round: secret first in odd rounds, publishable first in even ones) in the same run
  * against the same API processes (the real server, api/server.ts, SO_REUSEPORT). Goal: the
  * publishable rate ≥ 0.9× the secret one.
  *
@@ -14,6 +16,9 @@
  * /metrics confirm every publishable request was checked. Data goes to the bench database
  * (DATABASE_URL's name + `_bench`, or BENCH_DATABASE_URL) under a fresh business and queue
  * prefix, both removed at the end (the queue after every phase: no workers run here).
+ *
+ * `--only` runs one kind (no ratio: for a profile of it); `--cpu-prof DIR` starts the API
+ * processes under `bun --cpu-prof --cpu-prof-md` writing to DIR, to see where a kind's CPU goes.
  */
 import { randomBytes } from 'node:crypto'
 import { availableParallelism } from 'node:os'
@@ -47,8 +52,9 @@ async function serveApi() {
   console.log('ready')
 }
 
-function spawnApi(env: Record<string, string>) {
-  const child = Bun.spawn(['bun', import.meta.path, '--serve-api'], {
+function spawnApi(env: Record<string, string>, profileDir: string | undefined) {
+  const profile = profileDir ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${profileDir}`] : []
+  const child = Bun.spawn(['bun', ...profile, import.meta.path, '--serve-api'], {
     env: { ...process.env, ...env, LOG_LEVEL: 'error', REUSE_PORT: '1' },
     stdout: 'pipe',
     stderr: 'inherit',
@@ -164,7 +170,10 @@ async function main() {
     ratePerIp: HIGH,
     rate: HIGH,
   })
-  const apis = Array.from({ length: processes }, () => spawnApi({ DATABASE_URL: url, QUEUE_PREFIX: prefix, PORT: String(port) }))
+  const profileDir = typeof f.flags['cpu-prof'] === 'string' ? f.flags['cpu-prof'] : undefined
+  const apis = Array.from({ length: processes }, () => spawnApi({ DATABASE_URL: url, QUEUE_PREFIX: prefix, PORT: String(port) }, profileDir))
+  const only = (['secret', 'publishable'] as const).find((k) => k === f.flags.only)
+  const order = only ? [only] : (['secret', 'publishable'] as const)
   const target = new URL(`http://127.0.0.1:${port}/v1/leads/ingest`)
   const kinds = {
     secret: { 'content-type': 'application/json', 'x-api-key': secret.apiKey },
@@ -186,10 +195,12 @@ async function main() {
   }
   try {
     await Promise.all(apis.map((a) => a.ready))
-    for (const headers of Object.values(kinds)) await closedLoop(target, headers, connections, Math.min(2, seconds / 4))
+    for (const kind of order) await closedLoop(target, kinds[kind], connections, Math.min(2, seconds / 4))
     await clearQueue()
     for (let round = 1; round <= rounds; round++) {
-      for (const kind of ['secret', 'publishable'] as const) {
+      // ABBA: the kind that goes first changes every round, so a drift of the machine's load
+      // during a run weighs on both kinds alike (an even --rounds balances it exactly).
+      for (const kind of round % 2 === 1 ? order : [...order].reverse()) {
         const before = await redisStats()
         const cpuBefore = apiCpu()
         const run = await closedLoop(target, kinds[kind], connections, seconds)
@@ -212,6 +223,10 @@ async function main() {
             `reads${run.failed ? `  (${run.failed} failed, first: ${run.firstError})` : ''}`,
         )
       }
+    }
+    if (only) {
+      console.log(`\nload average ${load1()}; ${only} only: no ratio`)
+      return
     }
     const metrics = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text())
     const checks = Number(/^rate_limit_checks_total (\d+)$/m.exec(metrics)?.[1])

@@ -24,7 +24,7 @@ import { readKeyHeader, type AuthContext, type BrowserAccess } from '../../share
 import { formErrors, formToBody } from '../../shared/platform/form-body'
 import {
   FORM_BODIES,
-  corsHeaders,
+  withCors,
   isBrowserPath,
   originAllowed,
   originRefused,
@@ -34,6 +34,7 @@ import {
   type FormBody,
 } from '../browser-access'
 import { clientAddress } from '../client-address'
+import type { LimitOutcome } from '../rate-limits'
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -46,35 +47,51 @@ export function httpPlugin(
    * A publishable key's request (§16.2, §16.4): on a page's operation its `Origin` must be one of
    * the key's origins (nothing is counted for a refused one); then both limits are counted. The
    * answer carries the CORS fields (pages' operations) and the rate-limit fields, errors included.
+   * Synchronous when the limits are decided from memory (rate-limits.ts): a promise only when
+   * Redis is asked.
    */
-  async function admitBrowser(
+  function admitBrowser(
     request: Request,
     set: { headers: Record<string, string | number> },
     meta: RequestMeta,
     auth: AuthContext,
     access: BrowserAccess,
     path: string,
-  ): Promise<void> {
-    const address = clientAddress(request.headers.get('x-forwarded-for'), deps.peerAddress(request), deps.config.trustProxyHops)
+  ): undefined | Promise<void> {
+    const address = clientAddress(request.headers.get('x-forwarded-for'), () => deps.peerAddress(request), deps.config.trustProxyHops)
     let origin: string | undefined
     if (isBrowserPath(path)) {
       const sent = request.headers.get('origin')
-      if (!originAllowed(access, sent)) {
-        deps.metrics.access.originRefusals++
-        meta.headers = await deps.rateLimits.peek(auth.keyId, access, address)
-        throw originRefused(sent)
-      }
+      if (!originAllowed(access, sent)) return refuseOrigin(meta, auth, access, address, sent)
       origin = sent
     }
-    const outcome = await deps.rateLimits.consume(auth.keyId, access, address)
-    meta.headers = origin ? Object.assign(outcome.headers, corsHeaders(origin)) : outcome.headers
+    const outcome = deps.rateLimits.consume(auth.keyId, access, address)
+    if (outcome instanceof Promise) return outcome.then((settled) => answerLimits(set, meta, access, settled, origin))
+    answerLimits(set, meta, access, outcome, origin)
+  }
+
+  async function refuseOrigin(meta: RequestMeta, auth: AuthContext, access: BrowserAccess, address: string, sent: string | null): Promise<never> {
+    deps.metrics.access.originRefusals++
+    meta.headers = await deps.rateLimits.peek(auth.keyId, access, address)
+    throw originRefused(sent)
+  }
+
+  function answerLimits(
+    set: { headers: Record<string, string | number> },
+    meta: RequestMeta,
+    access: BrowserAccess,
+    outcome: LimitOutcome,
+    origin: string | undefined,
+  ): void {
+    const headers = origin ? withCors(outcome.headers, origin) : outcome.headers
+    meta.headers = headers
     if (outcome.exceeded) {
       deps.metrics.access.rateLimited[outcome.exceeded]++
-      meta.headers['retry-after'] = String(outcome.retryAfter)
+      headers['retry-after'] = String(outcome.retryAfter)
       const which = outcome.exceeded === 'per-ip' ? `${access.ratePerIp.text} per client address` : `${access.rate.text} for this key`
       throw new AppError('rate_limited', `Too many requests: this publishable key allows ${which}; retry after ${outcome.retryAfter} s`)
     }
-    Object.assign(set.headers, meta.headers)
+    for (const name in headers) set.headers[name] = headers[name]
   }
 
   /**
@@ -110,7 +127,10 @@ export function httpPlugin(
         redirectRefusal = error
       }
     }
-    if (meta.auth.browser) await admitBrowser(request, set, meta, meta.auth, meta.auth.browser, path)
+    if (meta.auth.browser) {
+      const admitting = admitBrowser(request, set, meta, meta.auth, meta.auth.browser, path)
+      if (admitting) await admitting
+    }
     if (redirectRefusal) throw redirectRefusal
     return form
   }

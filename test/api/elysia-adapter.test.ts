@@ -86,28 +86,61 @@ describe('routeFinder', () => {
   })
 })
 
-test('textAnswer: the text from mapResponse is sent once, with the status and headers of set, and a length (no stream)', async () => {
-  const app = new Elysia()
-    .mapResponse(({ responseValue, set }) => {
-      if (typeof responseValue !== 'object') return
-      set.headers['content-type'] = 'application/json'
-      set.headers['x-one'] = '1'
-      return textAnswer(JSON.stringify({ mapped: responseValue }))
-    })
-    .post('/x', ({ set }) => {
-      set.status = 201
-      return { a: 1 }
-    })
-  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => app.handle(request) })
-  try {
-    const res = await fetch(`http://127.0.0.1:${server.port}/x`, { method: 'POST' })
-    expect(res.status).toBe(201)
-    expect(res.headers.get('content-type')).toBe('application/json')
-    expect(res.headers.get('x-one')).toBe('1')
-    expect(res.headers.get('transfer-encoding')).toBeNull()
-    expect(res.headers.get('content-length')).toBe(String('{"mapped":{"a":1}}'.length))
-    expect(await res.text()).toBe('{"mapped":{"a":1}}')
-  } finally {
-    server.stop(true)
-  }
+describe('textAnswer', () => {
+  test('the text from mapResponse is sent once, with the status and headers of set, and a length (no stream)', async () => {
+    const app = new Elysia()
+      .mapResponse(({ responseValue, set }) => {
+        if (typeof responseValue !== 'object') return
+        set.headers['content-type'] = 'application/json'
+        set.headers['x-one'] = '1'
+        return textAnswer(JSON.stringify({ mapped: responseValue }))
+      })
+      .post('/x', ({ set }) => {
+        set.status = 201
+        return { a: 1 }
+      })
+    const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => app.handle(request) })
+    try {
+      const res = await fetch(`http://127.0.0.1:${server.port}/x`, { method: 'POST' })
+      expect(res.status).toBe(201)
+      expect(res.headers.get('content-type')).toBe('application/json')
+      expect(res.headers.get('x-one')).toBe('1')
+      expect(res.headers.get('transfer-encoding')).toBeNull()
+      expect(res.headers.get('content-length')).toBe(String('{"mapped":{"a":1}}'.length))
+      expect(await res.text()).toBe('{"mapped":{"a":1}}')
+    } finally {
+      server.stop(true)
+    }
+  })
+
+  test("a mapResponse hook's text is answered with the status and every header of set, its content type kept", async () => {
+    const app = new Elysia()
+      .onRequest(({ set }) => {
+        set.headers['x-early'] = 'a'
+      })
+      .mapResponse(({ responseValue, set }) => {
+        if (typeof responseValue !== 'object') return
+        set.headers['content-type'] ??= 'application/json'
+        return textAnswer(JSON.stringify(responseValue))
+      })
+      .post('/created', ({ set }) => {
+        set.status = 201
+        set.headers['x-late'] = 'b'
+        return { id: 1 }
+      })
+      .get('/typed', ({ set }) => {
+        set.headers['content-type'] = 'application/problem+json'
+        return { n: 2 }
+      })
+    const created = await app.handle(new Request('http://localhost/created', { method: 'POST' }))
+    expect(created.status).toBe(201)
+    expect(created.headers.get('content-type')).toBe('application/json')
+    expect(created.headers.get('x-early')).toBe('a')
+    expect(created.headers.get('x-late')).toBe('b')
+    expect(await created.text()).toBe('{"id":1}')
+    const typed = await app.handle(new Request('http://localhost/typed'))
+    expect(typed.status).toBe(200)
+    expect(typed.headers.get('content-type')).toBe('application/problem+json')
+    expect(await typed.json()).toEqual({ n: 2 })
+  })
 })
