@@ -5,8 +5,9 @@
  * pooler would leave on whichever backend ran it.
  */
 import { migrateDatabase } from '../db/migrate'
-import { getConfig } from '../shared/platform/config'
+import { getConfig, type Config } from '../shared/platform/config'
 import { driverPatchProblem } from '../shared/platform/driver-patch'
+import { exitWithStartupError } from '../shared/platform/lifecycle'
 import { describeConnectionError } from '../shared/platform/service-errors'
 
 const problem = driverPatchProblem()
@@ -14,7 +15,13 @@ if (problem) {
   console.error(problem)
   process.exit(1)
 }
-const config = getConfig()
+// A setting out of range is one sentence, as from every other entry point, not a stack trace.
+let config: Config
+try {
+  config = getConfig()
+} catch (error) {
+  exitWithStartupError(error)
+}
 try {
   await migrateDatabase(config.databaseDirectUrl)
   console.log(JSON.stringify({ level: 'info', msg: 'database migrated' }))

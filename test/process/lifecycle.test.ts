@@ -72,6 +72,10 @@ describe('start-up errors (contract §7)', () => {
     const q = await run(['run', 'worker/index.ts'], { WORKER_QUEUES: 'lead-ingest,nope' })
     expect(q.code).toBe(1)
     expect(q.stderr.trim()).toStartWith('WORKER_QUEUES names an unknown queue "nope"')
+    // The migrator, the first step of `bun run start`, says it the same way.
+    const m = await run(['run', 'cli/migrate.ts'], { PORT: 'eighty' })
+    expect(m.code).toBe(1)
+    expect(m.stderr.trim()).toBe('PORT must be an integer between 0 and 65535, got "eighty"')
   })
 })
 
