@@ -6,18 +6,14 @@
  */
 import { migrateDatabase } from '../db/migrate'
 import { getConfig, type Config } from '../shared/platform/config'
-import { driverPatchProblem } from '../shared/platform/driver-patch'
+import { assertPatchedDriver } from '../shared/platform/driver-patch'
 import { exitWithStartupError } from '../shared/platform/lifecycle'
 import { describeConnectionError } from '../shared/platform/service-errors'
 
-const problem = driverPatchProblem()
-if (problem) {
-  console.error(problem)
-  process.exit(1)
-}
-// A setting out of range is one sentence, as from every other entry point, not a stack trace.
+// Start-up as every entry point: an unpatched driver or a setting out of range is one sentence.
 let config: Config
 try {
+  assertPatchedDriver()
   config = getConfig()
 } catch (error) {
   exitWithStartupError(error)
