@@ -217,7 +217,7 @@ export async function businessesWithCatalogueRows(db: Db): Promise<number[]> {
  * catalogue loaded in bulk is planned right from its first request.
  */
 export async function analyzeCatalogue(db: Db): Promise<void> {
-  await db.execute(dsql`analyze catalogue_entries, catalogue_counts, catalogue_price_counts, catalogue_geo_cells`)
+  await db.execute(dsql`analyze catalogue_entries, catalogue_search, catalogue_counts, catalogue_price_counts, catalogue_geo_cells`)
 }
 
 /**

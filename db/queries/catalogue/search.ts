@@ -11,6 +11,15 @@ import { bind, orderOf, pageStatement, searchQuery, whereOf, type CatalogueListQ
  * posting list from catalogue_business_tsv_gin for a rare one. A count of `searchBound` + 1
  * means "at least the bound".
  */
+/**
+ * Where a search finds its candidates: catalogue_search (migration 0032), the narrow copy of the
+ * filter columns and vectors partitioned by business, whose rows of one business stay in a few MB
+ * of shared buffers where catalogue_entries spreads them one per heap block (docs/properties.md
+ * "Search"). It holds no point and no price-ordered index: a search with an area or a `sort`
+ * reads catalogue_entries, walking its spatial or price index.
+ */
+export const searchTable = (q: CatalogueListQuery) => (q.sort || q.areas?.length ? 'catalogue_entries' : 'catalogue_search')
+
 export function searchPageSql(q: CatalogueListQuery, output: ListOutput): SqlStatement {
   const bound = q.searchBound
   if (bound === undefined) throw new Error('searchPageSql: a search needs its searchBound')
@@ -31,7 +40,7 @@ page as (select * from matches order by ${order} limit least(${limit}, greatest(
     docOrder = orderOf(q, 'c.')
   } else {
     // Relevance is ts_rank, not ts_rank_cd: cover density cost ten times more per match (docs/properties.md).
-    ctes = `matches as materialized (select property_id, updated_at, tsv from catalogue_entries where ${where} order by ${order} limit ${candidates} + 1),
+    ctes = `matches as materialized (select property_id, updated_at, tsv from ${searchTable(q)} where ${where} order by ${order} limit ${candidates} + 1),
 ranked as (select property_id, updated_at, ts_rank(tsv, ${searchQuery(searchRef)}) as rank from matches order by ${order} limit ${candidates}),
 page as (select * from ranked order by ${orderOf(q, '', 'rank')} limit ${limit} offset ${offset})`
     pageOrder = orderOf(q, '', 'rank')

@@ -1,0 +1,47 @@
+-- catalogue_search: a narrow copy of each catalogue row's filter columns and search vector,
+-- hash-partitioned by business (migration 0032), which a search reads instead of
+-- catalogue_entries (db/queries/catalogue/search.ts; docs/properties.md "Search"). Statement-level
+-- triggers keep it in the same transaction as the rows: one statement per change, not one per row.
+
+-- Repeatable: the current definition of every function and trigger below, applied by the
+-- migrator (db/migrate.ts) after the migrations whenever this file's checksum changes, in one
+-- transaction. CREATE OR REPLACE keeps every object's identity (no table lock, no gap); a
+-- change of a function's arguments or result, or a removal, needs a migration that drops the
+-- old one first. test/db/catalogue-functions.test.ts checks the database holds exactly these.
+
+CREATE OR REPLACE FUNCTION catalogue_search_after_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO catalogue_search (business_id, property_id, updated_at, status, operations, type, subtype_key, city_lc,
+    price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, tsv)
+  SELECT business_id, property_id, updated_at, status, operations, type, subtype_key, city_lc,
+    price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, tsv FROM new_rows;
+  RETURN NULL;
+END $$;
+
+CREATE OR REPLACE FUNCTION catalogue_search_after_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM catalogue_search s USING old_rows o WHERE s.business_id = o.business_id AND s.property_id = o.property_id;
+  RETURN NULL;
+END $$;
+
+-- An update replaces the copy (delete, then insert): a row that changes business moves partition.
+CREATE OR REPLACE FUNCTION catalogue_search_after_update() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM catalogue_search s USING old_rows o WHERE s.business_id = o.business_id AND s.property_id = o.property_id;
+  INSERT INTO catalogue_search (business_id, property_id, updated_at, status, operations, type, subtype_key, city_lc,
+    price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, tsv)
+  SELECT business_id, property_id, updated_at, status, operations, type, subtype_key, city_lc,
+    price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, tsv FROM new_rows;
+  RETURN NULL;
+END $$;
+
+CREATE OR REPLACE FUNCTION catalogue_search_after_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  TRUNCATE catalogue_search;
+  RETURN NULL;
+END $$;
+
+CREATE OR REPLACE TRIGGER catalogue_search_insert AFTER INSERT ON catalogue_entries REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION catalogue_search_after_insert();
+CREATE OR REPLACE TRIGGER catalogue_search_delete AFTER DELETE ON catalogue_entries REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION catalogue_search_after_delete();
+CREATE OR REPLACE TRIGGER catalogue_search_update AFTER UPDATE ON catalogue_entries REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION catalogue_search_after_update();
+CREATE OR REPLACE TRIGGER catalogue_search_truncate AFTER TRUNCATE ON catalogue_entries FOR EACH STATEMENT EXECUTE FUNCTION catalogue_search_after_truncate();
