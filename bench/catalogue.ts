@@ -159,7 +159,7 @@ async function buildCatalogue(url: string, total: number): Promise<void> {
     // As autovacuum would after a load this size (here it is off): the visibility map for
     // index-only scans, and the statistics (which a product rebuild gathers on its own).
     console.log('  VACUUM (ANALYZE) of the catalogue and properties after seeding, as autovacuum would')
-    await database.sql`vacuum (analyze) catalogue_entries, catalogue_counts, catalogue_price_counts, catalogue_geo_cells`
+    await database.sql`vacuum (analyze) catalogue_entries, catalogue_search, catalogue_counts, catalogue_price_counts, catalogue_geo_cells`
     await database.sql`analyze properties`
   } finally {
     await database.close()

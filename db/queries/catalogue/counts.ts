@@ -10,7 +10,7 @@ import { GENERATION, operationLiteral, type CatalogueListQuery, type ListOutput,
 export type CountMode = 'separate' | 'materialized' | 'box' | 'price-range' | 'bounded'
 
 /** Whether the query filters on a column other than the operation and the price, or searches. */
-const filtersOtherColumns = (q: CatalogueListQuery) =>
+export const filtersOtherColumns = (q: CatalogueListQuery) =>
   [q.status, q.rentalKind, q.type, q.subtypeKey, q.cityLc, q.minBedrooms, q.isFeatured, q.search].some((v) => v !== undefined)
 
 /** Whether the query filters on anything besides its business, its operation and its price range. */
