@@ -307,7 +307,8 @@ export async function scenarioSoak(h: HarnessContext): Promise<ScenarioResult> {
       const judged = !killed.has(c.pid) && (lastAt - firstAt) * 1000 >= RSS_MIN_SPAN_MS
       const role = killed.has(c.pid) ? 'killed, not judged' : judged ? 'survivor' : 'survivor, too young to judge'
       drifts.push(
-        `${c.group} ${c.index} pid ${c.pid} (${role}) ${first.toFixed(0)} → ${last.toFixed(0)} MB from ${firstAt.toFixed(0)} s to ${lastAt.toFixed(0)} s (${(drift * 100).toFixed(1)}%)`,
+        `${c.group} ${c.index} pid ${c.pid} (${role}) ${first.toFixed(0)} → ${last.toFixed(0)} MB ` +
+          `from ${firstAt.toFixed(0)} s to ${lastAt.toFixed(0)} s (${(drift * 100).toFixed(1)}%)`,
       )
       if (long && judged && Math.abs(drift) > RSS_DRIFT_BOUND)
         failures.push(
