@@ -18,6 +18,9 @@ export const CHURNED_TABLES = [
   'outreach_attempts',
   'idempotency_keys',
   'catalogue_entries',
+  // Partitioned: VACUUM of it vacuums each partition. A list's walk of it is index-only only where
+  // its visibility map is current.
+  'catalogue_search',
   'catalogue_counts',
   'properties',
   'property_images',
@@ -40,7 +43,7 @@ export async function autovacuumIsOn(sql: Sql): Promise<boolean> {
  */
 export async function vacuumChurnedTables(sql: Sql): Promise<string[]> {
   const rows = await sql<{ name: string }[]>`select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
-    where n.nspname = current_schema() and c.relkind = 'r' and c.relname = any(${CHURNED_TABLES})`
+    where n.nspname = current_schema() and c.relkind in ('r', 'p') and c.relname = any(${CHURNED_TABLES})`
   const tables = rows.map((r) => r.name).sort()
   if (tables.length) await sql.unsafe(`vacuum (analyze, skip_locked) ${tables.map((t) => `"${t}"`).join(', ')}`)
   return tables
