@@ -9,29 +9,20 @@
 -- change of a function's arguments or result, or a removal, needs a migration that drops the
 -- old one first. test/db/catalogue-functions.test.ts checks the database holds exactly these.
 
-CREATE OR REPLACE FUNCTION catalogue_search_after_insert() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO catalogue_search (business_id, property_id, updated_at, status, operations, type, subtype_key, city_lc,
-    price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, tsv)
-  SELECT business_id, property_id, updated_at, status, operations, type, subtype_key, city_lc,
-    price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, tsv FROM new_rows;
-  RETURN NULL;
-END $$;
-
-CREATE OR REPLACE FUNCTION catalogue_search_after_delete() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  DELETE FROM catalogue_search s USING old_rows o WHERE s.business_id = o.business_id AND s.property_id = o.property_id;
-  RETURN NULL;
-END $$;
-
 -- An update replaces the copy (delete, then insert): a row that changes business moves partition.
-CREATE OR REPLACE FUNCTION catalogue_search_after_update() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION catalogue_search_after_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  DELETE FROM catalogue_search s USING old_rows o WHERE s.business_id = o.business_id AND s.property_id = o.property_id;
-  INSERT INTO catalogue_search (business_id, property_id, updated_at, status, operations, type, subtype_key, city_lc,
-    price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, tsv)
-  SELECT business_id, property_id, updated_at, status, operations, type, subtype_key, city_lc,
-    price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, tsv FROM new_rows;
+  -- old_rows and new_rows exist only for the operations that have them; PL/pgSQL plans a
+  -- statement when it first runs, so each operation runs only the statements of its own.
+  IF TG_OP IN ('UPDATE', 'DELETE') THEN
+    DELETE FROM catalogue_search s USING old_rows o WHERE s.business_id = o.business_id AND s.property_id = o.property_id;
+  END IF;
+  IF TG_OP IN ('INSERT', 'UPDATE') THEN
+    INSERT INTO catalogue_search (business_id, property_id, updated_at, status, operations, type, subtype_key, city_lc,
+      price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, tsv)
+    SELECT business_id, property_id, updated_at, status, operations, type, subtype_key, city_lc,
+      price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, tsv FROM new_rows;
+  END IF;
   RETURN NULL;
 END $$;
 
@@ -41,7 +32,7 @@ BEGIN
   RETURN NULL;
 END $$;
 
-CREATE OR REPLACE TRIGGER catalogue_search_insert AFTER INSERT ON catalogue_entries REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION catalogue_search_after_insert();
-CREATE OR REPLACE TRIGGER catalogue_search_delete AFTER DELETE ON catalogue_entries REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION catalogue_search_after_delete();
-CREATE OR REPLACE TRIGGER catalogue_search_update AFTER UPDATE ON catalogue_entries REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION catalogue_search_after_update();
+CREATE OR REPLACE TRIGGER catalogue_search_insert AFTER INSERT ON catalogue_entries REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION catalogue_search_after_change();
+CREATE OR REPLACE TRIGGER catalogue_search_delete AFTER DELETE ON catalogue_entries REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION catalogue_search_after_change();
+CREATE OR REPLACE TRIGGER catalogue_search_update AFTER UPDATE ON catalogue_entries REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION catalogue_search_after_change();
 CREATE OR REPLACE TRIGGER catalogue_search_truncate AFTER TRUNCATE ON catalogue_entries FOR EACH STATEMENT EXECUTE FUNCTION catalogue_search_after_truncate();

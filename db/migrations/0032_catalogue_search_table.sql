@@ -32,26 +32,19 @@ END $$;--> statement-breakpoint
 -- The first definitions of the triggers that keep it (the current ones: db/functions), created
 -- before the copy in this transaction: CREATE TRIGGER locks out writers of catalogue_entries until
 -- it commits, so no write falls between the copy and the first trigger.
-CREATE FUNCTION catalogue_search_after_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION catalogue_search_after_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO catalogue_search (business_id, property_id, updated_at, status, operations, type, subtype_key, city_lc,
-    price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, tsv)
-  SELECT business_id, property_id, updated_at, status, operations, type, subtype_key, city_lc,
-    price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, tsv FROM new_rows;
-  RETURN NULL;
-END $$;--> statement-breakpoint
-CREATE FUNCTION catalogue_search_after_delete() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  DELETE FROM catalogue_search s USING old_rows o WHERE s.business_id = o.business_id AND s.property_id = o.property_id;
-  RETURN NULL;
-END $$;--> statement-breakpoint
-CREATE FUNCTION catalogue_search_after_update() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  DELETE FROM catalogue_search s USING old_rows o WHERE s.business_id = o.business_id AND s.property_id = o.property_id;
-  INSERT INTO catalogue_search (business_id, property_id, updated_at, status, operations, type, subtype_key, city_lc,
-    price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, tsv)
-  SELECT business_id, property_id, updated_at, status, operations, type, subtype_key, city_lc,
-    price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, tsv FROM new_rows;
+  -- old_rows and new_rows exist only for the operations that have them; PL/pgSQL plans a
+  -- statement when it first runs, so each operation runs only the statements of its own.
+  IF TG_OP IN ('UPDATE', 'DELETE') THEN
+    DELETE FROM catalogue_search s USING old_rows o WHERE s.business_id = o.business_id AND s.property_id = o.property_id;
+  END IF;
+  IF TG_OP IN ('INSERT', 'UPDATE') THEN
+    INSERT INTO catalogue_search (business_id, property_id, updated_at, status, operations, type, subtype_key, city_lc,
+      price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, tsv)
+    SELECT business_id, property_id, updated_at, status, operations, type, subtype_key, city_lc,
+      price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, tsv FROM new_rows;
+  END IF;
   RETURN NULL;
 END $$;--> statement-breakpoint
 CREATE FUNCTION catalogue_search_after_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -59,9 +52,9 @@ BEGIN
   TRUNCATE catalogue_search;
   RETURN NULL;
 END $$;--> statement-breakpoint
-CREATE TRIGGER catalogue_search_insert AFTER INSERT ON catalogue_entries REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION catalogue_search_after_insert();--> statement-breakpoint
-CREATE TRIGGER catalogue_search_delete AFTER DELETE ON catalogue_entries REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION catalogue_search_after_delete();--> statement-breakpoint
-CREATE TRIGGER catalogue_search_update AFTER UPDATE ON catalogue_entries REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION catalogue_search_after_update();--> statement-breakpoint
+CREATE TRIGGER catalogue_search_insert AFTER INSERT ON catalogue_entries REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION catalogue_search_after_change();--> statement-breakpoint
+CREATE TRIGGER catalogue_search_delete AFTER DELETE ON catalogue_entries REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION catalogue_search_after_change();--> statement-breakpoint
+CREATE TRIGGER catalogue_search_update AFTER UPDATE ON catalogue_entries REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION catalogue_search_after_change();--> statement-breakpoint
 CREATE TRIGGER catalogue_search_truncate AFTER TRUNCATE ON catalogue_entries FOR EACH STATEMENT EXECUTE FUNCTION catalogue_search_after_truncate();--> statement-breakpoint
 INSERT INTO "catalogue_search" SELECT business_id, property_id, updated_at, status, operations, type, subtype_key, city_lc,
   price_sale, price_rent, price_transfer, bedrooms, is_featured, rental_kind, tsv FROM "catalogue_entries";--> statement-breakpoint
