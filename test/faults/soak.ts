@@ -312,14 +312,16 @@ export async function scenarioSoak(h: HarnessContext): Promise<ScenarioResult> {
       )
       if (long && judged && Math.abs(drift) > RSS_DRIFT_BOUND)
         failures.push(
-          `RSS of ${c.group} pid ${c.pid} moved ${(drift * 100).toFixed(1)}% from ${firstAt.toFixed(0)} s to ${lastAt.toFixed(0)} s (bound ±${RSS_DRIFT_BOUND * 100}%)`,
+          `RSS of ${c.group} pid ${c.pid} moved ${(drift * 100).toFixed(1)}% ` +
+            `from ${firstAt.toFixed(0)} s to ${lastAt.toFixed(0)} s (bound ±${RSS_DRIFT_BOUND * 100}%)`,
         )
     }
     if (long && !drifts.some((d) => /\((killed|alive at the end)\)/.test(d)))
       notes.push('RSS drift not judged: no child lived two minutes into the compared window')
     const supervisorRss = rssMb(supervisor.pid)
     notes.push(
-      `RSS from ${s(rssFromMs)} into the load (or into a replacement's life) to each child's end or kill: ${drifts.join('; ') || 'no child lived through the window'}` +
+      `RSS from ${s(rssFromMs)} into the load (or into a replacement's life) to each child's end or kill: ` +
+        `${drifts.join('; ') || 'no child lived through the window'}` +
         `${long ? '' : ' (printed only: the short run is too short to judge drift)'}; the supervisor ${supervisorRss?.toFixed(0)} MB`,
     )
     const killLine = (k: (typeof kills)[number]) =>
