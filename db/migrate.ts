@@ -72,7 +72,7 @@ const AFTER_MIGRATION: Record<string, string[]> = {
   '0017_catalogue_covering_indexes': ['vacuum (analyze) catalogue_entries'],
   // A new table filled by the migration: its cell sums are index-only scans once it has a visibility map.
   '0023_catalogue_geo_cells': ['vacuum (analyze) catalogue_geo_cells'],
-  // A search walks its index with an index-only test of the business's rows' visibility, and is planned from its statistics.
+  // A new table filled by the migration: a list's walk of it is index-only once it has a visibility map, a search is planned from its statistics.
   '0032_catalogue_search_table': ['vacuum (analyze) catalogue_search'],
 }
 

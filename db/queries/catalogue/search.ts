@@ -2,16 +2,6 @@
 import { bind, orderOf, pageStatement, searchQuery, whereOf, type CatalogueListQuery, type ListOutput, type SqlStatement } from './statement'
 
 /**
- * The list statement of a search (contract §11): the matches are taken in the list's order (the
- * most recently updated first, or `sort`'s) and at most `searchBound` + 1 of them are read, into
- * a materialized CTE that the count and the page both read. Without `sort` the first
- * `searchBound` are ranked by relevance, ties by recency. So no statement ranks, counts or
- * fetches more than the bound, whatever the number of matches: the `LIMIT` lets the planner
- * walk catalogue_business_updated_idx testing each row for a common word, and take the word's
- * posting list from catalogue_business_tsv_gin for a rare one. A count of `searchBound` + 1
- * means "at least the bound".
- */
-/**
  * Where a search finds its candidates: catalogue_search (migration 0032), the narrow copy of the
  * filter columns and vectors partitioned by business, whose rows of one business stay in a few MB
  * of shared buffers where catalogue_entries spreads them one per heap block (docs/properties.md
@@ -20,6 +10,17 @@ import { bind, orderOf, pageStatement, searchQuery, whereOf, type CatalogueListQ
  */
 export const searchTable = (q: CatalogueListQuery) => (q.sort || q.areas?.length ? 'catalogue_entries' : 'catalogue_search')
 
+/**
+ * The list statement of a search (contract §11): the matches are taken in the list's order (the
+ * most recently updated first, or `sort`'s) and at most `searchBound` + 1 of them are read, into
+ * a materialized CTE that the count and the page both read. Without `sort` the first
+ * `searchBound` are ranked by relevance, ties by recency. So no statement ranks, counts or
+ * fetches more than the bound, whatever the number of matches: the `LIMIT` lets the planner
+ * walk an index in the list's order (catalogue_search's recency index, or catalogue_entries'
+ * price index with a `sort`) testing each row for a common word, and take the word's posting list
+ * from the GIN on (business_id, tsv) for a rare one (searchTable). A count of `searchBound` + 1
+ * means "at least the bound".
+ */
 export function searchPageSql(q: CatalogueListQuery, output: ListOutput): SqlStatement {
   const bound = q.searchBound
   if (bound === undefined) throw new Error('searchPageSql: a search needs its searchBound')
