@@ -4,7 +4,8 @@
  * `bun run bench catalogue --detail [--rounds N] [--requests N] [--concurrency 1,4]`
  * `bun run bench catalogue --sizes 20000,1000000 --cache-mb 0 [--requests N]`: the goals of every
  * shape at both sizes in one run (20k listings of one business; 1M of 1,000 businesses, the
- * queried one ~100k, in BENCH_DATABASE_URL when set), then one table with p95(1M)/p95(20k).
+ * queried one ~100k, in BENCH_DATABASE_URL when set), measured side by side (sizesTable), one
+ * table with p95(1M)/p95(20k).
  * `bun run bench catalogue --start --listings 20000 --businesses 1 --cache-mb 0 [--requests N]`: each
  * shape under `bun run start`'s supervisor with 1 API process and then with one per core
  * (bench/catalogue-start.ts): CPU per request of the API and of PostgreSQL, req/s and p95 of both.
@@ -473,34 +474,121 @@ async function prepareDataset(listings: number, businesses: number, reseed: bool
 
 const sizeLabel = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1000}k`)
 
-/** One table over the sizes: per shape and size p95, req/s, SQL alone, ratio; then p95 of the largest over the smallest. */
-function printScaleTable(runs: { listings: number; goal: number; bareRate: number; results: Map<string, ShapeResult> }[]) {
-  const [small, large] = [runs[0], runs[runs.length - 1]]
-  console.log(
-    `\nAll sizes, c=${f.flags.clients ?? 16}, no page cache unless --cache-mb; p95 goal per run (bare ` +
-      `rate): ${runs.map((r) => `${sizeLabel(r.listings)} ${r.goal.toFixed(1)} ms (${(r.bareRate / 1000).toFixed(1)}k)`).join(', ')}`,
-  )
-  console.log(
-    `| shape | ${runs.map((r) => `${sizeLabel(r.listings)} p95 ms | req/s | SQL req/s | HTTP/SQL`).join(' | ')} ` +
-      `| p95 ${sizeLabel(large.listings)}/${sizeLabel(small.listings)} | goals |`,
-  )
-  console.log(`|---|${runs.map(() => '---|---|---|---|').join('')}---|---|`)
-  for (const name of small.results.keys()) {
-    const cells = runs.map((r) => {
-      const x = r.results.get(name)!
-      return `${x.p95.toFixed(1)} | ${x.rate.toFixed(0)} | ${x.sqlRate.toFixed(0)} | ${x.ratio.toFixed(2)}`
-    })
-    const scale = large.results.get(name)!.p95 / small.results.get(name)!.p95
-    const misses = runs.flatMap((r) => {
-      const x = r.results.get(name)!
-      return [
-        x.p95 > r.goal ? `p95 ${sizeLabel(r.listings)}` : '',
-        x.ratio < 0.8 ? `ratio ${sizeLabel(r.listings)}` : '',
-        x.failed ? `errors ${sizeLabel(r.listings)}` : '',
-      ].filter(Boolean)
-    })
-    if (scale > 1.5) misses.push('scale')
-    console.log(`| ${name} | ${cells.join(' | ')} | ${scale.toFixed(2)} | ${misses.length ? `NOT met: ${misses.join(', ')}` : 'met'} |`)
+/** Two runs of one shape and size as one: their requests, failures and time added, latencies merged. */
+function mergeRuns(a: LoadRun, b: LoadRun): LoadRun {
+  const latencies = new Float64Array(a.latencies.length + b.latencies.length)
+  latencies.set(a.latencies)
+  latencies.set(b.latencies, a.latencies.length)
+  return { ok: a.ok + b.ok, failed: a.failed + b.failed, seconds: a.seconds + b.seconds, latencies: latencies.sort(), firstError: a.firstError ?? b.firstError }
+}
+
+interface SizeRun {
+  listings: number
+  businessId: number
+  apiKey: string
+  target: URL
+  api: Awaited<ReturnType<typeof startServers>>
+  alone: ReturnType<typeof createDatabase>
+}
+
+/**
+ * The scale goal (p95 at the largest size ≤ 1.5× p95 at the smallest) from one run, with the two
+ * sizes measured side by side: both APIs run at once, and each shape is measured in the order
+ * small, large, large, small (half its requests each time), over HTTP and then through the driver
+ * alone, so that a change of the machine's speed during the run (this VM's bare rate moved from
+ * 106k to 54k req/s between two sizes measured one after the other) weighs on both sizes alike. The
+ * bare Bun.serve rate is measured before each shape, and that shape's p95 goal scaled by it.
+ */
+async function sizesTable(
+  datasets: { listings: number; url: string; businessId: number }[],
+  opts: { requests: number; concurrency: number; port: number; seed: number; shapes?: string[] },
+) {
+  const { requests, concurrency, port } = opts
+  const okStatus = (res: Http1Response) => (res.status === 200 ? undefined : `${res.status} ${res.body.slice(0, 200)}`)
+  const bareTarget = new URL(`http://127.0.0.1:${port + datasets.length}/`)
+  const bare = await startServers('serve-bare', datasets[0].url, port + datasets.length, 1)
+  const healthz = prepareRequest('GET', new URL('/healthz', bareTarget), {}, '')
+  const runs: SizeRun[] = []
+  try {
+    for (const [i, d] of datasets.entries()) {
+      const apiKey = await readKey(d.url, d.businessId)
+      const api = await startServers('serve', d.url, port + i, 1)
+      runs.push({ ...d, apiKey, target: new URL(`http://127.0.0.1:${port + i}/`), api, alone: createDatabase(d.url, { max: concurrency }) })
+    }
+    const [small, large] = [runs[0], runs[runs.length - 1]]
+    const shapes = VARIED_MIX.filter((s) => !opts.shapes || opts.shapes.some((prefix) => s.name.startsWith(prefix)))
+    const half = Math.ceil(requests / 2)
+    console.log(
+      `\n${concurrency} clients, ${requests} requests per shape and size (two halves, in the order ${sizeLabel(small.listings)}, ` +
+        `${sizeLabel(large.listings)}, ${sizeLabel(large.listings)}, ${sizeLabel(small.listings)}), every request with its own parameters; ` +
+        'SQL = the same statements through the driver alone, in the same order; bare = Bun.serve measured just before the shape.',
+    )
+    const header = runs.map((r) => `${sizeLabel(r.listings)} p95 ms | req/s | SQL req/s | HTTP/SQL`).join(' | ')
+    console.log(`| shape | bare k req/s | p95 goal ms | ${header} | p95 ${sizeLabel(large.listings)}/${sizeLabel(small.listings)} | goals |`)
+    console.log(`|---|---|---|${runs.map(() => '---|---|---|---|').join('')}---|---|`)
+    let met = 0
+    for (const { name, draw } of shapes) {
+      await closedLoopHttp(bareTarget, concurrency, 2000, () => healthz, okStatus)
+      const bareRate = ratePerSecond(await closedLoopHttp(bareTarget, concurrency, 20_000, () => healthz, okStatus))
+      const goal = TARGET_P95_MS * Math.max(1, REFERENCE_BARE_RATE / bareRate)
+      const paramsOf = (seed: number) => {
+        const r = seededRandom(seed)
+        return Array.from({ length: requests }, () => draw(r))
+      }
+      const warm = paramsOf(opts.seed + 1)
+      const drawn = paramsOf(opts.seed)
+      const httpRun = (run: SizeRun, params: ListParams[], from: number, count: number) =>
+        closedLoopHttp(
+          run.target,
+          concurrency,
+          count,
+          (i) => prepareRequest('GET', new URL(`/v1/properties?${toQueryString(params[from + i])}`, run.target), { 'x-api-key': run.apiKey }, ''),
+          okStatus,
+        )
+      const sqlRun = (run: SizeRun, params: ListParams[], from: number, count: number) =>
+        closedLoopCalls(concurrency, count, async (i) => {
+          await queryCataloguePage(run.alone.sql, catalogueQueryOf(run.businessId, params[from + i]).query)
+          return undefined
+        })
+      for (const run of runs) {
+        await httpRun(run, warm, 0, Math.min(200, requests))
+        await sqlRun(run, warm, 0, Math.min(200, requests))
+      }
+      // Half the drawn requests in the first pass, the rest in the second (reversed order).
+      const slice = (k: number): [number, number] => (k < runs.length ? [0, half] : [half, requests - half])
+      const http = new Map<SizeRun, LoadRun[]>(runs.map((r) => [r, []]))
+      const sql = new Map<SizeRun, LoadRun[]>(runs.map((r) => [r, []]))
+      const order = [...runs, ...[...runs].reverse()]
+      for (const [k, run] of order.entries()) http.get(run)!.push(await httpRun(run, drawn, ...slice(k)))
+      for (const [k, run] of order.entries()) sql.get(run)!.push(await sqlRun(run, drawn, ...slice(k)))
+      const results = runs.map((run) => {
+        const h = mergeRuns(http.get(run)![0], http.get(run)![1])
+        const s = mergeRuns(sql.get(run)![0], sql.get(run)![1])
+        return { run, p95: percentile(h.latencies, 95), rate: ratePerSecond(h), sqlRate: ratePerSecond(s), failed: h.failed, firstError: h.firstError }
+      })
+      const misses: string[] = []
+      for (const x of results) {
+        const label = sizeLabel(x.run.listings)
+        if (x.p95 > goal) misses.push(`p95 ${label}`)
+        if (x.rate / x.sqlRate < 0.8) misses.push(`ratio ${label}`)
+        if (x.failed) misses.push(`errors ${label} (${x.failed}, first: ${x.firstError})`)
+      }
+      const scale = results[results.length - 1].p95 / results[0].p95
+      if (scale > 1.5) misses.push('scale')
+      if (!misses.length) met++
+      const cells = results.map((x) => `${x.p95.toFixed(1)} | ${x.rate.toFixed(0)} | ${x.sqlRate.toFixed(0)} | ${(x.rate / x.sqlRate).toFixed(2)}`)
+      console.log(
+        `| ${name} | ${(bareRate / 1000).toFixed(1)} | ${goal.toFixed(1)} | ${cells.join(' | ')} | ${scale.toFixed(2)} | ` +
+          `${misses.length ? `NOT met: ${misses.join(', ')}` : 'met'} |`,
+      )
+    }
+    console.log(`\n${met} of ${shapes.length} shapes meet every goal at both sizes; ${availableParallelism()} cores; load ${load1()}`)
+  } finally {
+    for (const run of runs) {
+      await run.alone.close(2)
+      await run.api.stop()
+    }
+    await bare.stop()
   }
 }
 
@@ -521,16 +609,13 @@ if (f.flags.serve) {
     shapes: f.flags.shapes ? String(f.flags.shapes).split(',') : undefined,
   })
   if (f.flags.sizes) {
-    // The scale goal (p95 at 1M ≤ 1.5× p95 at 20k) from one run: each size as its own dataset,
-    // 20k listings of one business and 1M of 1,000 businesses (the queried one ~100k).
+    // 20k listings of one business and 1M of 1,000 businesses (the queried one ~100k), side by side.
     const sizes = String(f.flags.sizes).split(',').map(Number)
-    const runs: { listings: number; goal: number; bareRate: number; results: Map<string, ShapeResult> }[] = []
-    for (const listings of sizes) {
-      const businesses = listings >= 100_000 ? 1000 : 1
-      const { url, businessId } = await prepareDataset(listings, businesses, f.flags.reseed === true)
-      runs.push({ listings, ...(await concurrencyTable(url, businessId, runOpts())) })
-    }
-    printScaleTable(runs)
+    if (sizes.length !== 2) throw new Error('--sizes takes two sizes, e.g. 20000,1000000')
+    const datasets: { listings: number; url: string; businessId: number }[] = []
+    for (const listings of sizes) datasets.push({ listings, ...(await prepareDataset(listings, listings >= 100_000 ? 1000 : 1, f.flags.reseed === true)) })
+    const { requests, concurrency, seed, shapes } = runOpts()
+    await sizesTable(datasets, { requests, concurrency, port, seed, shapes })
   } else {
     const listings = Number(f.flags.listings ?? DEFAULT_LISTINGS)
     const businesses = Number(f.flags.businesses ?? DEFAULT_BUSINESSES)
