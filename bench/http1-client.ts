@@ -9,7 +9,31 @@ import type { Socket } from 'bun'
 
 export interface Http1Response {
   status: number
-  body: string
+  /** The body's bytes as received. */
+  bytes: Buffer
+  /** The body as UTF-8 text, decoded when read (a check that looks only at the status never pays for it). */
+  readonly body: string
+}
+
+/** A response whose body is decoded only if asked for: decoding every 85 KB page cost the generator CPU the service under test then lacked. */
+function response(status: number, bytes: Buffer): Http1Response {
+  return {
+    status,
+    bytes,
+    get body() {
+      return bytes.toString()
+    },
+  }
+}
+
+/** What the headers of the response being read said. */
+interface Head {
+  status: number
+  bodyStart: number
+  /** Where the body ends (Content-Length), or undefined when chunked. */
+  end?: number
+  chunked: boolean
+  close: boolean
 }
 
 interface Pending {
@@ -21,7 +45,10 @@ const HEADER_END = Buffer.from('\r\n\r\n')
 const CHUNKED_END = Buffer.from('0\r\n\r\n')
 
 export class Http1Connection {
-  private buffer: Buffer = Buffer.alloc(0)
+  /** Bytes received and not yet consumed by a response, and how many. */
+  private chunks: Buffer[] = []
+  private bytesHeld = 0
+  private head: Head | undefined
   private pending: Pending | undefined
   private unsent: Buffer | undefined
   private closed = false
@@ -75,32 +102,48 @@ export class Http1Connection {
   }
 
   private received(chunk: Buffer): void {
-    this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk
-    const headerEnd = this.buffer.indexOf(HEADER_END)
-    if (headerEnd < 0 || !this.pending) return
-    const head = this.buffer.subarray(0, headerEnd).toString('latin1')
-    const status = Number(head.slice(9, 12))
-    const length = /\r\ncontent-length:\s*(\d+)/i.exec(head)
-    const bodyStart = headerEnd + HEADER_END.length
-    let body: string
-    if (length) {
-      const end = bodyStart + Number(length[1])
-      if (this.buffer.length < end) return
-      body = this.buffer.subarray(bodyStart, end).toString()
-      this.buffer = this.buffer.subarray(end)
-    } else if (/\r\ntransfer-encoding:\s*chunked/i.test(head)) {
-      const end = this.buffer.indexOf(CHUNKED_END, bodyStart)
-      if (end < 0) return
-      body = dechunk(this.buffer.subarray(bodyStart, end + CHUNKED_END.length))
-      this.buffer = this.buffer.subarray(end + CHUNKED_END.length)
-    } else {
-      body = ''
-      this.buffer = this.buffer.subarray(bodyStart)
+    this.chunks.push(chunk)
+    this.bytesHeld += chunk.length
+    if (!this.pending) return
+    // Bytes are joined only when a response may be complete: a page arrives in several reads.
+    if (this.head?.end !== undefined && this.bytesHeld < this.head.end) return
+    if (this.chunks.length > 1) this.chunks = [Buffer.concat(this.chunks)]
+    const buffer = this.chunks[0]
+    if (!this.head) {
+      const headerEnd = buffer.indexOf(HEADER_END)
+      if (headerEnd < 0) return
+      const text = buffer.subarray(0, headerEnd).toString('latin1')
+      const length = /\r\ncontent-length:\s*(\d+)/i.exec(text)
+      const bodyStart = headerEnd + HEADER_END.length
+      this.head = {
+        status: Number(text.slice(9, 12)),
+        bodyStart,
+        end: length ? bodyStart + Number(length[1]) : undefined,
+        chunked: !length && /\r\ntransfer-encoding:\s*chunked/i.test(text),
+        close: /\r\nconnection:\s*close/i.test(text),
+      }
+      if (!length && !this.head.chunked) this.head.end = bodyStart
     }
+    const head = this.head
+    let body: Buffer
+    let rest: Buffer
+    if (head.end !== undefined) {
+      if (buffer.length < head.end) return
+      body = buffer.subarray(head.bodyStart, head.end)
+      rest = buffer.subarray(head.end)
+    } else {
+      const end = buffer.indexOf(CHUNKED_END, head.bodyStart)
+      if (end < 0) return
+      body = dechunk(buffer.subarray(head.bodyStart, end + CHUNKED_END.length))
+      rest = buffer.subarray(end + CHUNKED_END.length)
+    }
+    this.chunks = rest.length ? [rest] : []
+    this.bytesHeld = rest.length
+    this.head = undefined
     const pending = this.pending
     this.pending = undefined
-    if (/\r\nconnection:\s*close/i.test(head)) this.closed = true
-    pending.resolve({ status, body })
+    if (head.close) this.closed = true
+    pending.resolve(response(head.status, body))
   }
 
   private fail(error: Error): void {
@@ -111,7 +154,7 @@ export class Http1Connection {
   }
 }
 
-function dechunk(data: Buffer): string {
+function dechunk(data: Buffer): Buffer {
   const parts: Buffer[] = []
   let at = 0
   for (;;) {
@@ -121,7 +164,7 @@ function dechunk(data: Buffer): string {
     parts.push(data.subarray(lineEnd + 2, lineEnd + 2 + size))
     at = lineEnd + 2 + size + 2
   }
-  return Buffer.concat(parts).toString()
+  return Buffer.concat(parts)
 }
 
 /** The bytes of one request: `url`'s path, the headers given, the body with its length. */
