@@ -38,10 +38,11 @@ import { rmSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { resolve } from 'node:path'
 import { Queue } from 'bullmq'
+import type { Redis } from 'ioredis'
 import postgres from 'postgres'
 import { parseFlags } from './flags'
 import { Http1Pool, prepareRequest } from './http1-client'
-import { cpuSeconds, load1, rssMb, treeRssMb, vacuumWhenAutovacuumOff } from './load'
+import { cpuSeconds, load1, postgresCpuSeconds, rssMb, treeRssMb, vacuumWhenAutovacuumOff } from './load'
 import { insertKey } from '../db/queries/api-keys'
 import { migrateDatabase } from '../db/migrate'
 import { generateApiKey } from '../shared/access/api-key-format'
@@ -384,6 +385,22 @@ interface StartRun {
   cpuMsPerRequest: Record<string, number>
 }
 
+/**
+ * CPU seconds so far of what the service's processes share the machine with during a run: the
+ * PostgreSQL server (its backends and, through the postmaster's reaped children, the ones that
+ * ended), the Redis server of the queue (its own INFO), and this load generator.
+ */
+async function sharedCpuSeconds(redis: Redis): Promise<Record<string, number>> {
+  const info = await redis.info('cpu')
+  const field = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0)
+  const own = process.cpuUsage()
+  return {
+    postgres: postgresCpuSeconds(),
+    redis: field('used_cpu_user') + field('used_cpu_sys'),
+    generator: (own.user + own.system) / 1e6,
+  }
+}
+
 interface StartFigures {
   processes: string
   idleRss: number
@@ -407,6 +424,7 @@ async function defaultTopology(
   seconds: number,
   sustainedSeconds: number,
   queue: Queue,
+  redis: Redis,
   persisted: () => Promise<number>,
 ): Promise<StartFigures> {
   const logPath = `${tmpdir()}/bench-ingest-start-${port}.log`
@@ -469,13 +487,13 @@ async function defaultTopology(
     let accepted = 0
     for (let round = 0; round < 2; round++) {
       const warm = await closedLoop(url, headers, connections, Math.min(1, seconds / 4))
-      const cpuBefore = await byGroup(cpuSeconds)
+      const cpuBefore = { ...(await byGroup(cpuSeconds)), ...(await sharedCpuSeconds(redis)) }
       const run = await closedLoop(url, headers, connections, seconds)
       if (run.failed) console.log(`  ! bun run start, run ${round + 1}: ${run.failed} ingest requests failed, first: ${run.firstError}`)
       accepted += warm.ok + run.ok
       const drainSeconds = await drained()
-      const cpuAfter = await byGroup(cpuSeconds)
-      const cpuMsPerRequest = Object.fromEntries(Object.keys(groups).map((g) => [g, ((cpuAfter[g] - cpuBefore[g]) * 1000) / Math.max(1, run.ok)]))
+      const cpuAfter = { ...(await byGroup(cpuSeconds)), ...(await sharedCpuSeconds(redis)) }
+      const cpuMsPerRequest = Object.fromEntries(Object.keys(cpuBefore).map((g) => [g, ((cpuAfter[g] - cpuBefore[g]) * 1000) / Math.max(1, run.ok)]))
       const rssAtEnd = await treeRssMb(start.pid)
       await Bun.sleep(SETTLE_MS)
       runs.push({ run, rate: run.ok / run.seconds, drainSeconds, rssAtEnd, rss: await treeRssMb(start.pid), rssByGroup: await rssByGroup(), cpuMsPerRequest })
@@ -574,6 +592,7 @@ async function main() {
     const p99Goal = 10 * scale
 
     // 2. the default topology, `bun run start`
+    const cpuRedis = redisConnection(config, 'worker')
     const start = await defaultTopology(
       { ...env, API_PROCESSES: '', WORKER_PROCESSES: '' },
       apiPort + 2,
@@ -582,8 +601,9 @@ async function main() {
       seconds,
       sustainedSeconds,
       queue,
+      cpuRedis,
       persistedCount,
-    )
+    ).finally(() => cpuRedis.disconnect())
     accepted += start.accepted
     const startRows: [string, string, string, string][] = []
     {
@@ -622,6 +642,14 @@ async function main() {
             `after; RSS ${r.rssAtEnd.toFixed(0)} MB then, ${r.rss.toFixed(0)} MB ${SETTLE_MS / 1000} s later`,
         )
         console.log(`         CPU ms per accepted request (run and drain): ${perGroup(r.cpuMsPerRequest, 3)}; RSS MB: ${perGroup(r.rssByGroup, 0)}`)
+        // What the machine spends per lead, all of it: its cores over that is the most any
+        // topology of these processes could accept here, the generator included.
+        const total = Object.values(r.cpuMsPerRequest).reduce((a, b) => a + b, 0)
+        const ceiling = (availableParallelism() * 1000) / total
+        console.log(
+          `         all of it ${total.toFixed(3)} ms a lead: at most ${ceiling.toFixed(0)} req/s on ${availableParallelism()} cores ` +
+            `(${(ceiling / bareRate).toFixed(2)}× bare), ${(ceiling / r.rate).toFixed(2)}× this run`,
+        )
       }
       console.log(`  idle RSS MB: ${perGroup(start.idleRssByGroup, 0)}`)
       const s = start.sustained

@@ -119,23 +119,29 @@ export async function treeRssMb(root: number): Promise<number> {
   return sizes.filter((x) => !Number.isNaN(x)).reduce((a, b) => a + b, 0)
 }
 
-/** CPU seconds (user + system) a process has used (Linux /proc; clock ticks at 100 Hz), 0 when it cannot be read. */
-export function cpuSeconds(pid: number | string): number {
+/**
+ * CPU seconds (user + system) a process has used (Linux /proc; clock ticks at 100 Hz), 0 when it
+ * cannot be read; with `reaped`, also that of its children that ended and were waited for.
+ */
+export function cpuSeconds(pid: number | string, reaped = false): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / 100
+    return (Number(fields[11]) + Number(fields[12]) + (reaped ? Number(fields[13]) + Number(fields[14]) : 0)) / 100
   } catch {
     return 0
   }
 }
 
-/** CPU seconds used so far by every process named `postgres` (the server and its backends) on this machine. */
+/**
+ * CPU seconds used so far by every process named `postgres` on this machine: the server, its
+ * backends, and (through the postmaster's reaped children) the backends that ended.
+ */
 export function postgresCpuSeconds(): number {
   let total = 0
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue
     try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += cpuSeconds(pid)
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += cpuSeconds(pid, true)
     } catch {
       // gone meanwhile
     }
