@@ -109,7 +109,7 @@ export function priceRangePageSql(q: CatalogueListQuery, output: ListOutput): Sq
  * The list statement around a function returning `total` and the page's `ids` in order ($1 being
  * the business): the documents are joined to the ids in that order (`ord`).
  */
-function pageFunctionSql(call: string, params: unknown[], output: ListOutput): SqlStatement {
+export function pageFunctionSql(call: string, params: unknown[], output: ListOutput): SqlStatement {
   const ctes = `found as (select total, ids from ${call}),
 page as (select u.property_id, u.ord from found, unnest(found.ids) with ordinality as u(property_id, ord))`
   const count = '(select total from found)'

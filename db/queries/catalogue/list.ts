@@ -4,7 +4,7 @@
  * or the general filter), and read as the bytes PostgreSQL sent.
  */
 import type { Sql } from '../../client'
-import { boxPageSql, countStatement, defaultCountMode, filtersOtherColumns, priceRangePageSql, type CountMode } from './counts'
+import { boxPageSql, countStatement, defaultCountMode, filtersOtherColumns, pageFunctionSql, priceRangePageSql, type CountMode } from './counts'
 import { searchPageSql } from './search'
 import { bind, GENERATION, orderOf, pageStatement, whereOf, type CatalogueListQuery, type ListOutput, type SqlStatement } from './statement'
 
@@ -23,6 +23,29 @@ export const defaultOrderPageTable = (q: CatalogueListQuery) =>
   q.sort || filtersOtherColumns(q) || q.areas?.length || q.minPrice !== undefined || q.maxPrice !== undefined ? 'catalogue_entries' : 'catalogue_search'
 
 /**
+ * The one operation of a page that catalogue_recent_page answers (null: no operation filter), or
+ * undefined for any other page: one walked from catalogue_search in the default order with its
+ * count from the counters, i.e. no filter but at most one operation.
+ */
+function recentPageOperation(q: CatalogueListQuery): string | null | undefined {
+  if (defaultOrderPageTable(q) !== 'catalogue_search') return undefined
+  if (q.operations === undefined) return null
+  return q.operations.length === 1 ? q.operations[0] : undefined
+}
+
+/**
+ * The list statement of a page with nothing filtered but its operation, in the default order:
+ * catalogue_recent_page (db/functions/catalogue-recent-page.sql), whose statements the server
+ * parses once per connection, returns the total, the ids and (for the page itself) the documents.
+ */
+function recentPageSql(q: CatalogueListQuery, op: string | null, output: ListOutput): SqlStatement {
+  const params: unknown[] = [q.businessId, op, q.limit, q.offset]
+  const call = (docs: boolean) => `catalogue_recent_page($1, $2::text, $3::int, $4::int, ${docs})`
+  if (output === 'page') return { text: `select total::int as count, data from ${call(true)}`, params }
+  return pageFunctionSql(call(false), params, output)
+}
+
+/**
  * One statement: the page's ids in sort order (a deferred join, so the rows a large offset skips
  * never load their doc), the total count from the same WHERE, and the page's docs aggregated in
  * order into the text of the JSON array's elements.
@@ -35,6 +58,8 @@ export function catalogueListSql(q: CatalogueListQuery, mode: CountMode = defaul
   if (mode === 'box') return boxPageSql(q, output)
   if (mode === 'price-range') return priceRangePageSql(q, output)
   if (mode === 'bounded' || q.search !== undefined) return searchPageSql(q, output)
+  const op = mode === 'separate' ? recentPageOperation(q) : undefined
+  if (op !== undefined) return recentPageSql(q, op, output)
   const params: unknown[] = []
   const { where, priceRefs } = whereOf(q, params)
   const countSql = countStatement(q, where, priceRefs)
