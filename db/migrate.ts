@@ -113,7 +113,10 @@ export function repeatableFiles(): { name: string; text: string; checksum: strin
 async function applyRepeatable(sql: postgres.Sql): Promise<void> {
   await sql`create table if not exists drizzle.repeatable_sql (name text primary key, checksum text not null, applied_at timestamptz not null default now())`
   const applied = new Map((await sql<{ name: string; checksum: string }[]>`select name, checksum from drizzle.repeatable_sql`).map((r) => [r.name, r.checksum]))
-  for (const file of repeatableFiles()) {
+  const files = repeatableFiles()
+  // A file renamed or removed leaves no record behind (what it defined is a migration's to drop).
+  await sql`delete from drizzle.repeatable_sql where name <> all(${files.map((f) => f.name)}::text[])`
+  for (const file of files) {
     if (applied.get(file.name) === file.checksum) continue
     await sql.begin(async (tx) => {
       await tx.unsafe(file.text).simple()

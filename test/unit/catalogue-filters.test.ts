@@ -31,14 +31,20 @@ describe('GET /properties query → catalogue query (api-spec §4.3)', () => {
     expect(text).not.toContain('or 1=1')
     expect(text).toContain('false')
     expect(params).toContain("' or 1=1")
-    const one = catalogueListSql(catalogueQueryOf(1, { operation: 'venta' }).query).text
+    const one = catalogueListSql(catalogueQueryOf(1, { operation: 'venta', city: 'Madrid' }).query).text
     expect(one).toContain("operations @> '{venta}'::text[]")
+    // A page of one operation alone passes it to catalogue_recent_page, which refuses any name outside the set.
+    expect(catalogueListSql(catalogueQueryOf(1, { operation: 'venta' }).query).params).toEqual([1, 'venta', 100, 0])
   })
 
   test('no filter, or one operation alone, counts from catalogue_counts; its price range from the buckets; any other filter counts the rows', () => {
     const text = (p: Parameters<typeof catalogueQueryOf>[1]) => catalogueListSql(catalogueQueryOf(1, p).query).text
-    expect(text({ sort: 'price_asc', offset: 10 })).toContain('select entries from catalogue_counts')
-    expect(text({ operation: 'venta' })).toContain('select venta from catalogue_counts')
+    // Read straight from an index with its total from the counters (db/functions/catalogue-ordered-pages.sql).
+    const sorted = catalogueListSql(catalogueQueryOf(1, { sort: 'price_asc', offset: 10 }).query)
+    expect(sorted.text).toContain('catalogue_price_sorted_page($1, $2::text, false, $3::int, $4::int, true)')
+    expect(sorted.params).toEqual([1, null, 100, 10])
+    expect(text({ operation: 'venta' })).toContain('catalogue_recent_page($1, $2::text, $3::int, $4::int, true)')
+    expect(text({ operation: 'venta', sort: 'price_desc' })).toContain('catalogue_price_sorted_page($1, $2::text, true, $3::int, $4::int, true)')
     expect(text({ operation: 'alq', sort: 'price_desc' })).toContain('select alquiler from catalogue_counts')
     expect(text({ operation: 'a' })).toContain('select count(*) from catalogue_entries')
     // In the default order the page comes with its total from catalogue_price_range_page (db/functions/catalogue-price-buckets.sql).

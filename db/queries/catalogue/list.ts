@@ -23,24 +23,31 @@ export const defaultOrderPageTable = (q: CatalogueListQuery) =>
   q.sort || filtersOtherColumns(q) || q.areas?.length || q.minPrice !== undefined || q.maxPrice !== undefined ? 'catalogue_entries' : 'catalogue_search'
 
 /**
- * The one operation of a page that catalogue_recent_page answers (null: no operation filter), or
- * undefined for any other page: one walked from catalogue_search in the default order with its
- * count from the counters, i.e. no filter but at most one operation.
+ * The call of db/functions/catalogue-ordered-pages.sql that answers a page read straight from an
+ * index in its order with nothing filtered but at most one operation (its total from the
+ * counters), or undefined for any other page: catalogue_recent_page for the default order (the
+ * pages defaultOrderPageTable sends to catalogue_search), catalogue_price_sorted_page for a
+ * price sort whose price is its operation's (`operation=alquiler&sort=price_asc` sorts by the
+ * rent; `operation=alq` matches alquiler but sorts by the sale price, and stays a statement).
  */
-function recentPageOperation(q: CatalogueListQuery): string | null | undefined {
-  if (defaultOrderPageTable(q) !== 'catalogue_search') return undefined
-  if (q.operations === undefined) return null
-  return q.operations.length === 1 ? q.operations[0] : undefined
+function orderedPageCall(q: CatalogueListQuery): ((docs: boolean) => string) | undefined {
+  const args = (docs: boolean) => `$1, $2::text, ${q.sort ? `${q.sort === 'price_desc'}, ` : ''}$3::int, $4::int, ${docs}`
+  if (!q.sort) {
+    const table = defaultOrderPageTable(q)
+    if (table !== 'catalogue_search' || (q.operations !== undefined && q.operations.length !== 1)) return undefined
+    return (docs) => `catalogue_recent_page(${args(docs)})`
+  }
+  if (filtersOtherColumns(q) || q.areas?.length || q.minPrice !== undefined || q.maxPrice !== undefined) return undefined
+  if (q.operations !== undefined && q.priceOperation === undefined) return undefined
+  return (docs) => `catalogue_price_sorted_page(${args(docs)})`
 }
 
 /**
- * The list statement of a page with nothing filtered but its operation, in the default order:
- * catalogue_recent_page (db/functions/catalogue-recent-page.sql), whose statements the server
- * parses once per connection, returns the total, the ids and (for the page itself) the documents.
+ * The list statement of such a page: the function, whose statements the server parses once per
+ * connection, returns the total, the ids and (for the page itself) the documents.
  */
-function recentPageSql(q: CatalogueListQuery, op: string | null, output: ListOutput): SqlStatement {
-  const params: unknown[] = [q.businessId, op, q.limit, q.offset]
-  const call = (docs: boolean) => `catalogue_recent_page($1, $2::text, $3::int, $4::int, ${docs})`
+function orderedPageSql(q: CatalogueListQuery, call: (docs: boolean) => string, output: ListOutput): SqlStatement {
+  const params: unknown[] = [q.businessId, q.operations?.[0] ?? null, q.limit, q.offset]
   if (output === 'page') return { text: `select total::int as count, data from ${call(true)}`, params }
   return pageFunctionSql(call(false), params, output)
 }
@@ -58,8 +65,8 @@ export function catalogueListSql(q: CatalogueListQuery, mode: CountMode = defaul
   if (mode === 'box') return boxPageSql(q, output)
   if (mode === 'price-range') return priceRangePageSql(q, output)
   if (mode === 'bounded' || q.search !== undefined) return searchPageSql(q, output)
-  const op = mode === 'separate' ? recentPageOperation(q) : undefined
-  if (op !== undefined) return recentPageSql(q, op, output)
+  const ordered = mode === 'separate' ? orderedPageCall(q) : undefined
+  if (ordered) return orderedPageSql(q, ordered, output)
   const params: unknown[] = []
   const { where, priceRefs } = whereOf(q, params)
   const countSql = countStatement(q, where, priceRefs)

@@ -1,8 +1,9 @@
 /**
- * A page with nothing filtered but its operation, in the default order, is answered by
- * catalogue_recent_page (db/functions/catalogue-recent-page.sql): the same total, documents and
- * order as the general list statement, in each of the three forms (the page, the ids and the
- * rows the page cache reads), for every operation, offset and limit, and after a write.
+ * A page with nothing filtered but its operation, in the default order or sorted by price, is
+ * answered by catalogue_recent_page or catalogue_price_sorted_page
+ * (db/functions/catalogue-ordered-pages.sql): the same total, documents and order as the general
+ * list statement, in each of the three forms (the page, the ids and the rows the page cache
+ * reads), for every operation, order, offset and limit, and after a write.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { catalogueListSql, listCatalogueIds, listCatalogueRows, queryCataloguePage } from '../../db/queries/catalogue/list'
@@ -17,8 +18,14 @@ const OPERATIONS = [['venta'], ['alquiler'], ['venta', 'alquiler'], ['traspaso']
 beforeAll(async () => {
   ctx = await createTestContext()
   biz = await seedBusiness(ctx)
+  // Prices of each operation's own kind only (a rental has no sale price: last in a sale sort),
+  // two equal sale prices (ties by id, descending).
   for (const [i, operations] of OPERATIONS.entries()) {
-    const pricing = { sale: 100_000 + i, rent: 700 + i, transfer: 30_000 + i }
+    const pricing = {
+      ...(operations.includes('venta') ? { sale: i === 4 ? 100_000 : 100_000 + ((i * 37) % 11) * 1000 } : {}),
+      ...(operations.includes('alquiler') ? { rent: 900 - i * 10 } : {}),
+      ...(operations.includes('traspaso') ? { transfer: 30_000 + i } : {}),
+    }
     await createPublished(ctx, biz.apiKey, { operations, title: `Piso ${i}`, pricing })
   }
 })
@@ -33,7 +40,19 @@ async function generalPage(params: ListParams) {
   return { count: page.count, data: text(page.data) }
 }
 
-const SHAPES: ListParams[] = [{}, { operation: 'venta' }, { operation: 'alquiler' }, { operation: 'traspaso' }]
+const SHAPES: ListParams[] = [
+  {},
+  { operation: 'venta' },
+  { operation: 'alquiler' },
+  { operation: 'traspaso' },
+  { sort: 'price_asc' },
+  { sort: 'price_desc' },
+  { operation: 'venta', sort: 'price_asc' },
+  { operation: 'venta', sort: 'price_desc' },
+  { operation: 'alquiler', sort: 'price_asc' },
+  { operation: 'alquiler', sort: 'price_desc' },
+  { operation: 'traspaso', sort: 'price_desc' },
+]
 const WINDOWS = [
   { limit: 100, offset: 0 },
   { limit: 2, offset: 0 },
@@ -42,13 +61,19 @@ const WINDOWS = [
   { limit: 10, offset: 50 },
 ]
 
-describe('catalogue_recent_page', () => {
-  test('answers the lists with no filter but their operation', () => {
-    for (const params of SHAPES) expect(catalogueListSql(queryOf(params)).text).toContain('catalogue_recent_page(')
-    // Anything else filtered, sorted or searched is the general statement's.
-    for (const params of [{ operation: 'venta', min_price: 1 }, { city: 'Valencia' }, { sort: 'price_asc' }, { q: 'piso' }] as ListParams[]) {
-      expect(catalogueListSql(queryOf(params)).text).not.toContain('catalogue_recent_page(')
-    }
+describe('catalogue_recent_page and catalogue_price_sorted_page', () => {
+  test('answer the lists with no filter but their operation, in the default order or by price', () => {
+    for (const params of SHAPES)
+      expect(catalogueListSql(queryOf(params)).text).toMatch(params.sort ? /catalogue_price_sorted_page\(/ : /catalogue_recent_page\(/)
+    // Anything else filtered or searched, or sorted by a price not its operation's, is the general statement's.
+    const others: ListParams[] = [
+      { operation: 'venta', min_price: 1 },
+      { operation: 'venta', sort: 'price_asc', max_price: 200_000 },
+      { city: 'Valencia' },
+      { q: 'piso' },
+      { operation: 'alq', sort: 'price_asc' },
+    ]
+    for (const params of others) expect(catalogueListSql(queryOf(params)).text).not.toMatch(/catalogue_(recent|price_sorted)_page\(/)
   })
 
   test('the page, its total and order are the general statement’s, for every operation and window', async () => {
@@ -90,5 +115,6 @@ describe('catalogue_recent_page', () => {
 
   test('an operation outside the fixed set is refused, never read as no filter', async () => {
     await expect(ctx.deps.database.sql`select * from catalogue_recent_page(${biz.id}, 'compra', 10, 0, true)`).rejects.toThrow(/unknown operation/)
+    await expect(ctx.deps.database.sql`select * from catalogue_price_sorted_page(${biz.id}, 'compra', true, 10, 0, true)`).rejects.toThrow(/unknown operation/)
   })
 })
