@@ -46,7 +46,7 @@ import { availableParallelism } from 'node:os'
 import { prepareRequest, type Http1Response } from './http1-client'
 import { CITIES, QUERY_MIX, VARIED_MIX } from './catalogue-mix'
 import { startScalingTable } from './catalogue-start'
-import { closedLoopCalls, closedLoopHttp, load1, percentile, ratePerSecond, rssMb, seededRandom, type LoadRun } from './load'
+import { closedLoopCalls, closedLoopHttp, load1, machineTicks, percentile, ratePerSecond, rssMb, seededRandom, stealPercent, type LoadRun } from './load'
 
 const DEFAULT_LISTINGS = 1_000_000
 const DEFAULT_BUSINESSES = 10
@@ -521,13 +521,15 @@ async function sizesTable(
     console.log(
       `\n${concurrency} clients, ${requests} requests per shape and size (two halves, in the order ${sizeLabel(small.listings)}, ` +
         `${sizeLabel(large.listings)}, ${sizeLabel(large.listings)}, ${sizeLabel(small.listings)}), every request with its own parameters; ` +
-        'SQL = the same statements through the driver alone, in the same order; bare = Bun.serve measured just before the shape.',
+        'SQL = the same statements through the driver alone, in the same order; bare = Bun.serve measured just before the shape; ' +
+        'steal = the share of the CPU time the hypervisor gave to other guests meanwhile.',
     )
     const header = runs.map((r) => `${sizeLabel(r.listings)} p95 ms | req/s | SQL req/s | HTTP/SQL`).join(' | ')
-    console.log(`| shape | bare k req/s | p95 goal ms | ${header} | p95 ${sizeLabel(large.listings)}/${sizeLabel(small.listings)} | goals |`)
-    console.log(`|---|---|---|${runs.map(() => '---|---|---|---|').join('')}---|---|`)
+    console.log(`| shape | bare k req/s | p95 goal ms | ${header} | p95 ${sizeLabel(large.listings)}/${sizeLabel(small.listings)} | goals | steal |`)
+    console.log(`|---|---|---|${runs.map(() => '---|---|---|---|').join('')}---|---|---|`)
     let met = 0
     for (const { name, draw } of shapes) {
+      const ticks = machineTicks()
       await closedLoopHttp(bareTarget, concurrency, 2000, () => healthz, okStatus)
       const bareRate = ratePerSecond(await closedLoopHttp(bareTarget, concurrency, 20_000, () => healthz, okStatus))
       const goal = TARGET_P95_MS * Math.max(1, REFERENCE_BARE_RATE / bareRate)
@@ -579,7 +581,7 @@ async function sizesTable(
       const cells = results.map((x) => `${x.p95.toFixed(1)} | ${x.rate.toFixed(0)} | ${x.sqlRate.toFixed(0)} | ${(x.rate / x.sqlRate).toFixed(2)}`)
       console.log(
         `| ${name} | ${(bareRate / 1000).toFixed(1)} | ${goal.toFixed(1)} | ${cells.join(' | ')} | ${scale.toFixed(2)} | ` +
-          `${misses.length ? `NOT met: ${misses.join(', ')}` : 'met'} |`,
+          `${misses.length ? `NOT met: ${misses.join(', ')}` : 'met'} | ${stealPercent(ticks)} |`,
       )
     }
     console.log(`\n${met} of ${shapes.length} shapes meet every goal at both sizes; ${availableParallelism()} cores; load ${load1()}`)

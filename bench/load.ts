@@ -149,6 +149,27 @@ export function postgresCpuSeconds(): number {
   return total
 }
 
+/** The machine's CPU time so far (Linux /proc/stat, all cores, clock ticks): all of it, and what the hypervisor took (steal). */
+export function machineTicks(): { total: number; steal: number } {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number)
+    return { total: fields.reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 }
+  } catch {
+    return { total: 0, steal: 0 }
+  }
+}
+
+/**
+ * The share of the machine's CPU time the hypervisor gave to other guests since `before`, as a
+ * percentage: on a shared VM the same run's figures move with it (this one's bare rate went from
+ * 106k to 14k req/s within an hour), so benches print it beside their figures.
+ */
+export function stealPercent(before: { total: number; steal: number }): string {
+  const now = machineTicks()
+  const total = now.total - before.total
+  return total > 0 ? `${((100 * (now.steal - before.steal)) / total).toFixed(0)}%` : '?'
+}
+
 /** The 1-minute load average, as printed beside each figure. */
 export const load1 = () => loadavg()[0].toFixed(2)
 
