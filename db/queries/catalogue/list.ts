@@ -1,7 +1,8 @@
 /**
  * One page of the public catalogue in one statement (architecture.md "Data"): the statement is
  * picked by the query's shape (a search, a map rectangle alone, one operation's price range alone,
- * or the general filter), and read as the bytes PostgreSQL sent.
+ * a page read straight from the recency or a price index with at most its operation filtered, or
+ * the general filter), and read as the bytes PostgreSQL sent.
  */
 import type { Sql } from '../../client'
 import { boxPageSql, countStatement, defaultCountMode, filtersOtherColumns, pageFunctionSql, priceRangePageSql, type CountMode } from './counts'
