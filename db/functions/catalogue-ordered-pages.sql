@@ -2,7 +2,8 @@
 -- operation: the default order (no filter, `operation=venta`, any `offset`;
 -- catalogue_recent_page) and a price sort (catalogue_price_sorted_page). Each returns the total
 -- from catalogue_counts, the page's ids in order and, with p_docs, its documents joined by `,`
--- (the list statement's `data`; db/queries/catalogue/list.ts `orderedPageSql`).
+-- (the list statement's `data`; db/queries/catalogue/list.ts `orderedPageSql`), through the
+-- two helpers below.
 
 -- Repeatable: the current definition of every function below, applied by the migrator
 -- (db/migrate.ts) after the migrations whenever this file's checksum changes, in one
@@ -19,7 +20,27 @@
 -- generic plan loses nothing. STABLE: every statement reads the caller's snapshot, so
 -- the total, the ids and the documents agree with each other and with the statement around.
 -- An operation is one of the fixed set, each with its own static query, so that the planner
--- matches the operation's partial index; any other value raises.
+-- matches the operation's partial index; any other value raises (catalogue_counted).
+
+-- The total of a business's listings, or of one operation's (catalogue_counts, the counters
+-- kept by its triggers); any other operation raises, so that no unknown name reads as "all".
+CREATE OR REPLACE FUNCTION catalogue_counted(p_business integer, p_op text) RETURNS bigint
+LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+BEGIN
+  IF p_op IS NOT NULL AND p_op NOT IN ('venta', 'alquiler', 'traspaso') THEN
+    RAISE EXCEPTION 'unknown operation %', p_op;
+  END IF;
+  RETURN coalesce((SELECT CASE p_op WHEN 'venta' THEN c.venta WHEN 'alquiler' THEN c.alquiler WHEN 'traspaso' THEN c.traspaso ELSE c.entries END
+    FROM catalogue_counts c WHERE c.business_id = p_business), 0);
+END $$;
+
+-- The documents of a page's ids, in their order, joined by `,` (null for no ids).
+CREATE OR REPLACE FUNCTION catalogue_page_docs(p_ids integer[]) RETURNS text
+LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+BEGIN
+  RETURN (SELECT string_agg(c.doc::text, ',' ORDER BY u.ord)
+    FROM unnest(p_ids) WITH ORDINALITY AS u(property_id, ord) JOIN catalogue_entries c ON c.property_id = u.property_id);
+END $$;
 
 -- The default order: catalogue_search's recency index, the business's own partition (one
 -- partial index per operation).
@@ -27,32 +48,26 @@ CREATE OR REPLACE FUNCTION catalogue_recent_page(p_business integer, p_op text, 
   OUT total bigint, OUT ids integer[], OUT data text)
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
 BEGIN
+  total := catalogue_counted(p_business, p_op);
   IF p_op IS NULL THEN
-    SELECT coalesce((SELECT c.entries FROM catalogue_counts c WHERE c.business_id = p_business), 0) INTO total;
     SELECT coalesce(array_agg(s.property_id ORDER BY s.updated_at DESC NULLS LAST, s.property_id DESC NULLS LAST), '{}') INTO ids FROM (
       SELECT property_id, updated_at FROM catalogue_search WHERE business_id = p_business
       ORDER BY updated_at DESC NULLS LAST, property_id DESC NULLS LAST LIMIT p_limit OFFSET p_offset) s;
   ELSIF p_op = 'venta' THEN
-    SELECT coalesce((SELECT c.venta FROM catalogue_counts c WHERE c.business_id = p_business), 0) INTO total;
     SELECT coalesce(array_agg(s.property_id ORDER BY s.updated_at DESC NULLS LAST, s.property_id DESC NULLS LAST), '{}') INTO ids FROM (
       SELECT property_id, updated_at FROM catalogue_search WHERE business_id = p_business AND operations @> '{venta}'::text[]
       ORDER BY updated_at DESC NULLS LAST, property_id DESC NULLS LAST LIMIT p_limit OFFSET p_offset) s;
   ELSIF p_op = 'alquiler' THEN
-    SELECT coalesce((SELECT c.alquiler FROM catalogue_counts c WHERE c.business_id = p_business), 0) INTO total;
     SELECT coalesce(array_agg(s.property_id ORDER BY s.updated_at DESC NULLS LAST, s.property_id DESC NULLS LAST), '{}') INTO ids FROM (
       SELECT property_id, updated_at FROM catalogue_search WHERE business_id = p_business AND operations @> '{alquiler}'::text[]
       ORDER BY updated_at DESC NULLS LAST, property_id DESC NULLS LAST LIMIT p_limit OFFSET p_offset) s;
   ELSIF p_op = 'traspaso' THEN
-    SELECT coalesce((SELECT c.traspaso FROM catalogue_counts c WHERE c.business_id = p_business), 0) INTO total;
     SELECT coalesce(array_agg(s.property_id ORDER BY s.updated_at DESC NULLS LAST, s.property_id DESC NULLS LAST), '{}') INTO ids FROM (
       SELECT property_id, updated_at FROM catalogue_search WHERE business_id = p_business AND operations @> '{traspaso}'::text[]
       ORDER BY updated_at DESC NULLS LAST, property_id DESC NULLS LAST LIMIT p_limit OFFSET p_offset) s;
-  ELSE
-    RAISE EXCEPTION 'catalogue_recent_page: unknown operation %', p_op;
   END IF;
   IF p_docs THEN
-    SELECT string_agg(c.doc::text, ',' ORDER BY u.ord) INTO data
-    FROM unnest(ids) WITH ORDINALITY AS u(property_id, ord) JOIN catalogue_entries c ON c.property_id = u.property_id;
+    data := catalogue_page_docs(ids);
   END IF;
 END $$;
 
@@ -63,8 +78,8 @@ CREATE OR REPLACE FUNCTION catalogue_price_sorted_page(p_business integer, p_op 
   OUT total bigint, OUT ids integer[], OUT data text)
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
 BEGIN
+  total := catalogue_counted(p_business, p_op);
   IF p_op IS NULL THEN
-    SELECT coalesce((SELECT c.entries FROM catalogue_counts c WHERE c.business_id = p_business), 0) INTO total;
     IF p_desc THEN
       SELECT coalesce(array_agg(s.property_id ORDER BY s.price_sale DESC NULLS LAST, s.property_id DESC NULLS LAST), '{}') INTO ids FROM (
         SELECT property_id, price_sale FROM catalogue_entries WHERE business_id = p_business
@@ -75,7 +90,6 @@ BEGIN
         ORDER BY price_sale ASC NULLS LAST, property_id DESC NULLS LAST LIMIT p_limit OFFSET p_offset) s;
     END IF;
   ELSIF p_op = 'venta' THEN
-    SELECT coalesce((SELECT c.venta FROM catalogue_counts c WHERE c.business_id = p_business), 0) INTO total;
     IF p_desc THEN
       SELECT coalesce(array_agg(s.property_id ORDER BY s.price_sale DESC NULLS LAST, s.property_id DESC NULLS LAST), '{}') INTO ids FROM (
         SELECT property_id, price_sale FROM catalogue_entries WHERE business_id = p_business AND operations @> '{venta}'::text[]
@@ -86,7 +100,6 @@ BEGIN
         ORDER BY price_sale ASC NULLS LAST, property_id DESC NULLS LAST LIMIT p_limit OFFSET p_offset) s;
     END IF;
   ELSIF p_op = 'alquiler' THEN
-    SELECT coalesce((SELECT c.alquiler FROM catalogue_counts c WHERE c.business_id = p_business), 0) INTO total;
     IF p_desc THEN
       SELECT coalesce(array_agg(s.property_id ORDER BY s.price_rent DESC NULLS LAST, s.property_id DESC NULLS LAST), '{}') INTO ids FROM (
         SELECT property_id, price_rent FROM catalogue_entries WHERE business_id = p_business AND operations @> '{alquiler}'::text[]
@@ -97,7 +110,6 @@ BEGIN
         ORDER BY price_rent ASC NULLS LAST, property_id DESC NULLS LAST LIMIT p_limit OFFSET p_offset) s;
     END IF;
   ELSIF p_op = 'traspaso' THEN
-    SELECT coalesce((SELECT c.traspaso FROM catalogue_counts c WHERE c.business_id = p_business), 0) INTO total;
     IF p_desc THEN
       SELECT coalesce(array_agg(s.property_id ORDER BY s.price_transfer DESC NULLS LAST, s.property_id DESC NULLS LAST), '{}') INTO ids FROM (
         SELECT property_id, price_transfer FROM catalogue_entries WHERE business_id = p_business AND operations @> '{traspaso}'::text[]
@@ -107,11 +119,8 @@ BEGIN
         SELECT property_id, price_transfer FROM catalogue_entries WHERE business_id = p_business AND operations @> '{traspaso}'::text[]
         ORDER BY price_transfer ASC NULLS LAST, property_id DESC NULLS LAST LIMIT p_limit OFFSET p_offset) s;
     END IF;
-  ELSE
-    RAISE EXCEPTION 'catalogue_price_sorted_page: unknown operation %', p_op;
   END IF;
   IF p_docs THEN
-    SELECT string_agg(c.doc::text, ',' ORDER BY u.ord) INTO data
-    FROM unnest(ids) WITH ORDINALITY AS u(property_id, ord) JOIN catalogue_entries c ON c.property_id = u.property_id;
+    data := catalogue_page_docs(ids);
   END IF;
 END $$;
