@@ -9,8 +9,6 @@ import type { Socket } from 'bun'
 
 export interface Http1Response {
   status: number
-  /** The body's bytes as received. */
-  bytes: Buffer
   /** The body as UTF-8 text, decoded when read (a check that looks only at the status never pays for it). */
   readonly body: string
 }
@@ -19,7 +17,6 @@ export interface Http1Response {
 function response(status: number, bytes: Buffer): Http1Response {
   return {
     status,
-    bytes,
     get body() {
       return bytes.toString()
     },
@@ -30,9 +27,8 @@ function response(status: number, bytes: Buffer): Http1Response {
 interface Head {
   status: number
   bodyStart: number
-  /** Where the body ends (Content-Length), or undefined when chunked. */
+  /** Where the body ends (Content-Length, or no body), or undefined when chunked. */
   end?: number
-  chunked: boolean
   close: boolean
 }
 
@@ -115,14 +111,13 @@ export class Http1Connection {
       const text = buffer.subarray(0, headerEnd).toString('latin1')
       const length = /\r\ncontent-length:\s*(\d+)/i.exec(text)
       const bodyStart = headerEnd + HEADER_END.length
+      const chunked = !length && /\r\ntransfer-encoding:\s*chunked/i.test(text)
       this.head = {
         status: Number(text.slice(9, 12)),
         bodyStart,
-        end: length ? bodyStart + Number(length[1]) : undefined,
-        chunked: !length && /\r\ntransfer-encoding:\s*chunked/i.test(text),
+        end: length ? bodyStart + Number(length[1]) : chunked ? undefined : bodyStart,
         close: /\r\nconnection:\s*close/i.test(text),
       }
-      if (!length && !this.head.chunked) this.head.end = bodyStart
     }
     const head = this.head
     let body: Buffer
