@@ -33,13 +33,14 @@ interface Topology {
 }
 
 async function withTopology<T>(
-  options: { poolSize: number; workers: string[]; progress: (line: string) => void },
+  options: { poolSize: number; workers: string[]; env?: Record<string, string>; progress: (line: string) => void },
   run: (t: Topology) => Promise<T>,
 ): Promise<T> {
   let bouncer: PgBouncer | undefined
   const cluster = new Cluster({
     apis: 2,
     workers: options.workers,
+    env: options.env,
     databaseUrl: async (pg) => {
       bouncer = new PgBouncer({ upstreamPort: pg.port, poolSize: options.poolSize, maxClientConn: 500 })
       await bouncer.start()
@@ -187,7 +188,8 @@ export async function scenarioPgBouncerPoolBound(progress: (line: string) => voi
   const name =
     `m. 2 API + 4 worker processes through one PgBouncer (default_pool_size ` + `20) under ingest (${ingests}) and catalogue load: server connections ≤ 20`
   const workers = ['lead-ingest,catalogue-reindex', 'lead-ingest,catalogue-reindex', 'lead-ingest,webhook-delivery', 'lead-ingest,catalogue-reindex']
-  return withTopology({ poolSize: 20, workers, progress }, async (t) => {
+  // 20 client connections per process (the API's default is 4): many more clients than servers.
+  return withTopology({ poolSize: 20, workers, env: { DB_POOL_SIZE: '20' }, progress }, async (t) => {
     const failures: string[] = []
     // A catalogue to read: published properties (catalogue-reindex keeps it).
     const seeded = await drive(100, 8, async (i) => {
