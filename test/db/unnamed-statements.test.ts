@@ -9,6 +9,9 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import net from 'node:net'
 import postgres from 'postgres'
+import { createDatabase } from '../../db/client'
+import { inlineValues, queryInlinedRaw } from '../../db/inline-values'
+import { queryCataloguePage } from '../../db/queries/catalogue/list'
 
 const url = process.env.DATABASE_URL!
 const { hostname, port } = new URL(url)
@@ -85,5 +88,62 @@ describe('unnamed statements (prepare: false)', () => {
     const seen: number[] = []
     for await (const rows of query(250).cursor(100)) seen.push(...rows.map((row) => row.g))
     expect(seen).toEqual(Array.from({ length: 250 }, (_, i) => i + 1))
+  })
+})
+
+describe('values written into the statement (db/inline-values.ts)', () => {
+  const strings = ["o'brien", "\\' or 1=1 --", 'back\\slash', "'; drop table contacts; --", 'ñandú €', 'line\nbreak', '$1', '', '"quoted"']
+
+  for (const conforming of ['on', 'off']) {
+    test(`every string reads back as it was, standard_conforming_strings ${conforming}`, async () => {
+      const { sql } = recordingPool()
+      await sql.unsafe(`set standard_conforming_strings = ${conforming}`)
+      for (const value of strings) {
+        const statement = inlineValues('select $1::text as v, $2::int as n, $3::float8 as f, $4::boolean as b, $5::text as z', [value, -7, -3.5, true, null])
+        expect(statement.params).toEqual([])
+        expect([...(await sql.unsafe(statement.text))] as unknown[]).toEqual([{ v: value, n: -7, f: -3.5, b: true, z: null }])
+      }
+    })
+  }
+
+  test('a catalogue page goes in one round trip (Parse, Bind and Execute at once)', async () => {
+    const { sql, sent } = recordingPool()
+    await sql`select 1`
+    sent.length = 0
+    const page = await queryCataloguePage(sql as never, { businessId: -1, limit: 10, offset: 0, priceColumn: 'price_sale' })
+    expect(page.count).toBe(0)
+    expect(sent).toEqual(['P', 'D', 'B', 'E', 'S'])
+  })
+})
+
+describe('an inlined statement is not pipelined (db/inline-values.ts queryInlinedRaw)', () => {
+  test('it waits for a free connection instead of queueing behind a slow statement', async () => {
+    const database = createDatabase(url, { max: 2 })
+    try {
+      await Promise.all([database.sql`select 1`, database.sql`select 2`])
+      const order: string[] = []
+      const run = (name: string, seconds: number) => queryInlinedRaw(database.sql, 'select pg_sleep($1)', [seconds]).then(() => order.push(name))
+      const slow = run('slow', 1.5)
+      const short = run('short', 0.2)
+      // Both connections busy: pipelined, this would go behind one of them (the slow one first).
+      const next = run('next', 0)
+      await Promise.all([slow, short, next])
+      expect(order).toEqual(['short', 'next', 'slow'])
+    } finally {
+      await database.close()
+    }
+  })
+
+  test('in a transaction, statements still run in order on its connection', async () => {
+    const database = createDatabase(url, { max: 2 })
+    try {
+      const rows = await database.sql.begin(async (tx) => {
+        const all = await Promise.all([1, 2, 3].map((n) => queryInlinedRaw(tx as never, 'select $1::int as n', [n])))
+        return all.map(([[n]]) => Number(String(n)))
+      })
+      expect(rows).toEqual([1, 2, 3])
+    } finally {
+      await database.close()
+    }
   })
 })
