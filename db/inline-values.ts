@@ -10,14 +10,14 @@
  * Only values whose literal is exact are written in: null, booleans, finite numbers and strings
  * without NUL (PostgreSQL's text cannot hold one, and the query text is NUL-terminated). A string
  * is written as an escape string (E'…', every backslash and quote doubled), which reads the same
- * whatever `standard_conforming_strings` is. With any other value the statement is returned as it
- * was, to go with its parameters.
+ * whatever `standard_conforming_strings` is. With any other value (undefined too, which
+ * postgres.js refuses) the statement is returned as it was, to go with its parameters.
  */
 import type { Sql } from './client'
 
 /** The literal of a value, or undefined when it has none that is exact. */
 export function sqlLiteral(value: unknown): string | undefined {
-  if (value === null || value === undefined) return 'NULL'
+  if (value === null) return 'NULL'
   if (typeof value === 'boolean') return value ? 'true' : 'false'
   if (typeof value === 'number') return Number.isFinite(value) ? `(${value})` : undefined
   if (typeof value === 'string') return value.includes('\0') ? undefined : `E'${value.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`

@@ -4,7 +4,6 @@ import { inlineValues, sqlLiteral } from '../../db/inline-values'
 describe('sqlLiteral', () => {
   test('null, booleans and finite numbers', () => {
     expect(sqlLiteral(null)).toBe('NULL')
-    expect(sqlLiteral(undefined)).toBe('NULL')
     expect(sqlLiteral(true)).toBe('true')
     expect(sqlLiteral(false)).toBe('false')
     expect(sqlLiteral(42)).toBe('(42)')
@@ -20,6 +19,7 @@ describe('sqlLiteral', () => {
   })
 
   test('no literal for what it cannot write exactly', () => {
+    expect(sqlLiteral(undefined)).toBeUndefined()
     expect(sqlLiteral(Number.NaN)).toBeUndefined()
     expect(sqlLiteral(Number.POSITIVE_INFINITY)).toBeUndefined()
     expect(sqlLiteral('a\0b')).toBeUndefined()
