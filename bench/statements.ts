@@ -9,7 +9,7 @@
  * per query (the driver's side).
  */
 import postgres from 'postgres'
-import { inlineValues } from '../db/inline-values'
+import { queryInlinedRaw } from '../db/inline-values'
 
 const args = process.argv.slice(2)
 const flag = (name: string, fallback: number) => {
@@ -28,8 +28,7 @@ async function measure(way: Way): Promise<{ rate: number; p50: number; p95: numb
   const run = (client: number, n: number) => {
     // `unsafe` prepares only when asked, whatever the pool's setting.
     if (way !== 'inline') return sql.unsafe(text, [client, n, 'x'], { prepare: way === 'named' })
-    const statement = inlineValues(text, [client, n, 'x'])
-    return sql.unsafe(statement.text, [], { simple: false } as never)
+    return queryInlinedRaw(sql, text, [client, n, 'x'])
   }
   try {
     await Promise.all(Array.from({ length: clients }, () => sql`select 1`))
