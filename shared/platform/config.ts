@@ -85,10 +85,10 @@ export interface Config {
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent'
   shutdownTimeoutMs: number
   /**
-   * PostgreSQL connections of an API process (DB_POOL_SIZE, default 4). Few on purpose: more
-   * statements at once than the database's cores can run only queue inside PostgreSQL, where its
-   * backends take the CPU from the API's event loop; waiting in the pool's queue instead keeps
-   * the tail short (docs/operations.md "Connections").
+   * PostgreSQL connections of an API process (DB_POOL_SIZE, default 20). Fewer shorten the tail
+   * when the API shares a few cores with PostgreSQL, but postgres.js fails a queued statement
+   * only as a connection retries, so during an outage a small pool answers its 503s in seconds
+   * (docs/operations.md "Connections").
    */
   dbPoolSize: number
   /** Bytes of catalogue list pages each API process keeps (CATALOGUE_CACHE_MB; 0 = no cache). */
@@ -351,7 +351,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     appSecretIsDefault: PUBLISHED_SECRETS.has(appSecret),
     logLevel,
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 1000, 600_000),
-    dbPoolSize: int(env, 'DB_POOL_SIZE', 4, 1, 500),
+    dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1, 500),
     catalogueCacheBytes: int(env, 'CATALOGUE_CACHE_MB', 128, 0, 65_536) * 1024 * 1024,
     ingestBatch: {
       maxItems: int(env, 'INGEST_BATCH_MAX', 100, 1, 1000),

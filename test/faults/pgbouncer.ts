@@ -188,7 +188,7 @@ export async function scenarioPgBouncerPoolBound(progress: (line: string) => voi
   const name =
     `m. 2 API + 4 worker processes through one PgBouncer (default_pool_size ` + `20) under ingest (${ingests}) and catalogue load: server connections ≤ 20`
   const workers = ['lead-ingest,catalogue-reindex', 'lead-ingest,catalogue-reindex', 'lead-ingest,webhook-delivery', 'lead-ingest,catalogue-reindex']
-  // 20 client connections per process (the API's default is 4): many more clients than servers.
+  // 20 client connections per process whatever the default: many more clients than servers.
   return withTopology({ poolSize: 20, workers, env: { DB_POOL_SIZE: '20' }, progress }, async (t) => {
     const failures: string[] = []
     // A catalogue to read: published properties (catalogue-reindex keeps it).
