@@ -6,6 +6,7 @@ import type { IngestBatcher } from './ingest-batcher'
 import type { Metrics } from './metrics'
 import type { RateLimits } from './rate-limits'
 import type { CataloguePageCache } from '../shared/listings/catalogue-cache'
+import type { ConcurrencyLimit } from '../shared/platform/concurrency-limit'
 
 /** Everything a route needs, built once by api/index.ts (or by a test) and handed to createApp. */
 export interface AppDeps extends Services {
@@ -18,6 +19,8 @@ export interface AppDeps extends Services {
   ingest: IngestBatcher
   /** In-process cache of catalogue list pages (CATALOGUE_CACHE_MB; absent when 0). */
   catalogueCache?: CataloguePageCache
+  /** The bound on catalogue list statements at once (CATALOGUE_CONCURRENCY; absent when 0). */
+  catalogueReads?: ConcurrencyLimit
   /** Publishable keys' limits in Redis (contract §16.4). */
   rateLimits: RateLimits
   /**

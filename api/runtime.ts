@@ -7,10 +7,12 @@ import { storeIngestBatch } from '../shared/leads/operations'
 import type { Config } from '../shared/platform/config'
 import { createLogger, type Logger } from '../shared/platform/logger'
 import { Queues, redisConnection } from '../shared/platform/queues'
+import { ConcurrencyLimit } from '../shared/platform/concurrency-limit'
 import { ReadRouter } from '../shared/platform/read-replica'
 import { ReplicaAck } from '../shared/platform/replica-ack'
 import { describeConnectionError } from '../shared/platform/service-errors'
 import { createStorage } from '../shared/platform/storage'
+import { isUnavailableError } from '../shared/platform/unavailable'
 import type { AppDeps } from './deps'
 import { IngestBatcher } from './ingest-batcher'
 import { KeyStore } from '../shared/access/key-store'
@@ -71,6 +73,7 @@ export async function createApiDeps(config: Config, logger: Logger = createLogge
     : undefined
   reads?.start()
   const catalogueCache = config.catalogueCacheBytes > 0 ? new CataloguePageCache(config.catalogueCacheBytes) : undefined
+  const catalogueReads = config.catalogueConcurrency > 0 ? new ConcurrencyLimit(config.catalogueConcurrency, { liftOn: isUnavailableError }) : undefined
   const rateLimits = RateLimits.connect(redis, config.queuePrefix)
   // Counted in Redis from the first request (a process counts alone until its connection is up).
   await rateLimits.ready().catch(() => {})
@@ -87,6 +90,7 @@ export async function createApiDeps(config: Config, logger: Logger = createLogge
     storage,
     reads,
     catalogueCache,
+    catalogueReads,
     rateLimits,
     peerAddress: () => undefined,
   }

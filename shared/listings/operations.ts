@@ -13,6 +13,7 @@ import { countProperties, findProperty, insertProperty, isOwnerContact, setPubli
 import type { PropertyRow } from '../../db/schema'
 import { requireBusiness } from '../access/accounts'
 import { AppError, notFound, type FieldError } from '../platform/errors'
+import type { ConcurrencyLimit } from '../platform/concurrency-limit'
 import type { JobPayload } from '../platform/jobs'
 import type { CreatedResponse } from '../platform/schemas'
 import { readFor } from '../platform/read-replica'
@@ -209,11 +210,14 @@ export interface CataloguePage {
 type CatalogueReadDeps = Pick<Services, 'database' | 'reads'> & {
   /** The API's in-process cache of list pages (CATALOGUE_CACHE_MB); absent, every list is read. */
   catalogueCache?: CataloguePageCache
+  /** The bound on list statements at once (CATALOGUE_CONCURRENCY); absent, none. */
+  catalogueReads?: ConcurrencyLimit
 }
 
 export async function listCatalogue(deps: CatalogueReadDeps, businessId: number, params: ListParams): Promise<CataloguePage> {
   const { query, filters } = catalogueQueryOf(businessId, params)
-  const page = await readFor(deps, businessId, (database) => readCataloguePage(database.sql, query, deps.catalogueCache))
+  const read = () => readFor(deps, businessId, (database) => readCataloguePage(database.sql, query, deps.catalogueCache))
+  const page = await (deps.catalogueReads ? deps.catalogueReads.run(read) : read())
   const { count, relation } = countAnswer(query, page.count)
   return { data: page.data, count, countRelation: relation, limit: query.limit, offset: query.offset, filters }
 }

@@ -85,12 +85,17 @@ export interface Config {
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent'
   shutdownTimeoutMs: number
   /**
-   * PostgreSQL connections of an API process (DB_POOL_SIZE, default 20). Fewer shorten the tail
-   * when the API shares a few cores with PostgreSQL, but postgres.js fails a queued statement
-   * only as a connection retries, so during an outage a small pool answers its 503s in seconds
-   * (docs/operations.md "Connections").
+   * PostgreSQL connections of an API process (DB_POOL_SIZE, default 20). postgres.js fails a
+   * queued statement only as a connection retries, so during an outage a small pool answers its
+   * 503s in seconds (docs/operations.md "Connections"); the catalogue's own bound is below.
    */
   dbPoolSize: number
+  /**
+   * Catalogue list statements an API process runs at once (CATALOGUE_CONCURRENCY, default 4; 0 =
+   * as many as requests): the others wait their turn in the process, which keeps the tail short
+   * where the API shares a few cores with PostgreSQL (shared/platform/concurrency-limit.ts).
+   */
+  catalogueConcurrency: number
   /** Bytes of catalogue list pages each API process keeps (CATALOGUE_CACHE_MB; 0 = no cache). */
   catalogueCacheBytes: number
   /** Rental-ingest micro-batching in the API (api/ingest-batcher.ts, docs/leads.md). */
@@ -352,6 +357,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel,
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 1000, 600_000),
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1, 500),
+    catalogueConcurrency: int(env, 'CATALOGUE_CONCURRENCY', 4, 0, 10_000),
     catalogueCacheBytes: int(env, 'CATALOGUE_CACHE_MB', 128, 0, 65_536) * 1024 * 1024,
     ingestBatch: {
       maxItems: int(env, 'INGEST_BATCH_MAX', 100, 1, 1000),
