@@ -172,9 +172,16 @@ function joinDocs(docs: Uint8Array[]): Uint8Array {
  * come from the cache; those it lacks at that generation (all of them after a change) are read
  * by id, checked to be at the same generation. A business never seen gets the statement that
  * returns every document of the page on its own row, and they are kept for the next pages.
+ * `inTurn` runs the page's statements (CATALOGUE_CONCURRENCY's bound); a stored page's generation
+ * check is one primary-key read and never waits behind them.
  */
-export async function readCataloguePage(sql: Sql, query: CatalogueListQuery, cache: CataloguePageCache | undefined): Promise<CachedPage> {
-  if (!cache) return queryCataloguePage(sql, query)
+export async function readCataloguePage(
+  sql: Sql,
+  query: CatalogueListQuery,
+  cache: CataloguePageCache | undefined,
+  inTurn: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
+): Promise<CachedPage> {
+  if (!cache) return inTurn(() => queryCataloguePage(sql, query))
   const key = `p ${JSON.stringify(query)}`
   if (cache.has(key)) {
     const page = cache.get(key, await catalogueGeneration(sql, query.businessId))
@@ -184,7 +191,7 @@ export async function readCataloguePage(sql: Sql, query: CatalogueListQuery, cac
     }
   }
   cache.misses++
-  const page = (await pageFromKeptDocs(sql, query, cache)) ?? (await pageWithDocs(sql, query, cache))
+  const page = await inTurn(async () => (await pageFromKeptDocs(sql, query, cache)) ?? (await pageWithDocs(sql, query, cache)))
   cache.set(key, page.generation, page)
   return page
 }

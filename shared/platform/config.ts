@@ -93,7 +93,8 @@ export interface Config {
   /**
    * Catalogue list statements an API process runs at once (CATALOGUE_CONCURRENCY, default 4; 0 =
    * as many as requests): the others wait their turn in the process, which keeps the tail short
-   * where the API shares a few cores with PostgreSQL (shared/platform/concurrency-limit.ts).
+   * where the API shares a few cores with PostgreSQL (shared/platform/concurrency-limit.ts). A
+   * page served from the page cache only checks its generation, without waiting.
    */
   catalogueConcurrency: number
   /** Bytes of catalogue list pages each API process keeps (CATALOGUE_CACHE_MB; 0 = no cache). */

@@ -12,6 +12,7 @@ import { loadConfig } from '../../shared/platform/config'
 import { isUnavailableError } from '../../shared/platform/unavailable'
 import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { freePort } from '../helpers/processes'
+import { eventually } from '../helpers/eventually'
 import { createPublished } from '../helpers/properties'
 
 /** Records the most calls running and waiting at once, seen as each call starts. */
@@ -74,6 +75,41 @@ describe('CATALOGUE_CONCURRENCY', () => {
       expect(seen.maxActive).toBeGreaterThan(1)
     } finally {
       await database.close(1)
+    }
+  })
+})
+
+describe('CATALOGUE_CONCURRENCY with the page cache', () => {
+  let ctx: TestContext
+  let biz: SeededBusiness
+  beforeAll(async () => {
+    ctx = await createTestContext({ CATALOGUE_CONCURRENCY: '1' })
+    biz = await seedBusiness(ctx)
+    for (const sale of [100000, 200000]) await createPublished(ctx, biz.apiKey, { operations: ['venta'], pricing: { sale } })
+  })
+  afterAll(() => ctx.close())
+
+  test('a stored page is answered while every turn is taken; a page to read waits for one', async () => {
+    const limit = ctx.deps.catalogueReads as ConcurrencyLimit
+    const list = (query: string) => call(ctx.app, 'GET', `/v1/properties?${query}`, { key: biz.apiKey })
+    const stored = await list('limit=1')
+    expect(stored.status, stored.text).toBe(200)
+    let release: (value?: unknown) => void = () => {}
+    const held = limit.run(() => new Promise((resolve) => (release = resolve)))
+    try {
+      expect(limit.active).toBe(1)
+      const again = await list('limit=1')
+      expect(again.status, again.text).toBe(200)
+      expect(again.body).toEqual(stored.body)
+      const other = list('limit=2')
+      await eventually(async () => limit.waiting === 1, { what: 'the new page to wait for a turn' })
+      release()
+      const answered = await other
+      expect(answered.status, answered.text).toBe(200)
+      expect(answered.body.data).toHaveLength(2)
+    } finally {
+      release()
+      await held
     }
   })
 })
