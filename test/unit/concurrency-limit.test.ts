@@ -21,6 +21,18 @@ function gate(started: number[], id: number) {
 
 const tick = () => new Promise((resolve) => setImmediate(resolve))
 
+/** Two calls on a limit of 1: only the first starts until it finishes. */
+async function expectBounded(limit: ConcurrencyLimit): Promise<void> {
+  const started: number[] = []
+  const [a, b] = [gate(started, 0), gate(started, 1)]
+  const runs = [limit.run(a.call), limit.run(b.call)]
+  await tick()
+  expect(started).toEqual([0])
+  a.finish()
+  b.finish()
+  await Promise.all(runs)
+}
+
 describe('ConcurrencyLimit', () => {
   test('runs at most `limit` calls at once; the others start in arrival order as turns free up', async () => {
     const limit = new ConcurrencyLimit(2)
@@ -101,27 +113,13 @@ describe('ConcurrencyLimit', () => {
     const limit = new ConcurrencyLimit(1, { liftOn: () => true, liftForMs: 500, now: () => now })
     await limit.run(() => Promise.reject(new Error('down'))).catch(() => {})
     now = 500
-    const started: number[] = []
-    const [a, b] = [gate(started, 0), gate(started, 1)]
-    const runs = [limit.run(a.call), limit.run(b.call)]
-    await tick()
-    expect(started).toEqual([0])
-    a.finish()
-    b.finish()
-    await Promise.all(runs)
+    await expectBounded(limit)
   })
 
   test('a failure the predicate does not name keeps the bound', async () => {
     const limit = new ConcurrencyLimit(1, { liftOn: () => false })
     await limit.run(() => Promise.reject(new Error('syntax'))).catch(() => {})
-    const started: number[] = []
-    const [a, b] = [gate(started, 0), gate(started, 1)]
-    const runs = [limit.run(a.call), limit.run(b.call)]
-    await tick()
-    expect(started).toEqual([0])
-    a.finish()
-    b.finish()
-    await Promise.all(runs)
+    await expectBounded(limit)
   })
 
   test('the limit is an integer of at least 1', () => {
