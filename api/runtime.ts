@@ -12,7 +12,7 @@ import { ReadRouter } from '../shared/platform/read-replica'
 import { ReplicaAck } from '../shared/platform/replica-ack'
 import { describeConnectionError } from '../shared/platform/service-errors'
 import { createStorage } from '../shared/platform/storage'
-import { isUnavailableError } from '../shared/platform/unavailable'
+import { isConnectionError } from '../shared/platform/unavailable'
 import type { AppDeps } from './deps'
 import { IngestBatcher } from './ingest-batcher'
 import { KeyStore } from '../shared/access/key-store'
@@ -73,7 +73,7 @@ export async function createApiDeps(config: Config, logger: Logger = createLogge
     : undefined
   reads?.start()
   const catalogueCache = config.catalogueCacheBytes > 0 ? new CataloguePageCache(config.catalogueCacheBytes) : undefined
-  const catalogueReads = config.catalogueConcurrency > 0 ? new ConcurrencyLimit(config.catalogueConcurrency, { liftOn: isUnavailableError }) : undefined
+  const catalogueReads = config.catalogueConcurrency > 0 ? new ConcurrencyLimit(config.catalogueConcurrency, { liftOn: isConnectionError }) : undefined
   const rateLimits = RateLimits.connect(redis, config.queuePrefix)
   // Counted in Redis from the first request (a process counts alone until its connection is up).
   await rateLimits.ready().catch(() => {})

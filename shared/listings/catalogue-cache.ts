@@ -18,6 +18,7 @@
 import type { Sql } from '../../db/client'
 import { catalogueDocs, catalogueGeneration, queryCataloguePage, listCatalogueIds, listCatalogueRows } from '../../db/queries/catalogue/list'
 import type { CatalogueListQuery } from '../../db/queries/catalogue/statement'
+import type { ConcurrencyLimit } from '../platform/concurrency-limit'
 
 export interface CachedPage {
   count: number
@@ -172,15 +173,16 @@ function joinDocs(docs: Uint8Array[]): Uint8Array {
  * come from the cache; those it lacks at that generation (all of them after a change) are read
  * by id, checked to be at the same generation. A business never seen gets the statement that
  * returns every document of the page on its own row, and they are kept for the next pages.
- * `inTurn` runs the page's statements (CATALOGUE_CONCURRENCY's bound); a stored page's generation
- * check is one primary-key read and never waits behind them.
+ * The page's statements take a turn of `bound` (CATALOGUE_CONCURRENCY); a stored page's
+ * generation check is one primary-key read and never waits behind them.
  */
 export async function readCataloguePage(
   sql: Sql,
   query: CatalogueListQuery,
   cache: CataloguePageCache | undefined,
-  inTurn: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
+  bound?: ConcurrencyLimit,
 ): Promise<CachedPage> {
+  const inTurn = <T>(work: () => Promise<T>): Promise<T> => (bound ? bound.run(work) : work())
   if (!cache) return inTurn(() => queryCataloguePage(sql, query))
   const key = `p ${JSON.stringify(query)}`
   if (cache.has(key)) {

@@ -216,9 +216,7 @@ type CatalogueReadDeps = Pick<Services, 'database' | 'reads'> & {
 
 export async function listCatalogue(deps: CatalogueReadDeps, businessId: number, params: ListParams): Promise<CataloguePage> {
   const { query, filters } = catalogueQueryOf(businessId, params)
-  const bound = deps.catalogueReads
-  const inTurn = bound ? <T>(work: () => Promise<T>) => bound.run(work) : undefined
-  const page = await readFor(deps, businessId, (database) => readCataloguePage(database.sql, query, deps.catalogueCache, inTurn))
+  const page = await readFor(deps, businessId, (database) => readCataloguePage(database.sql, query, deps.catalogueCache, deps.catalogueReads))
   const { count, relation } = countAnswer(query, page.count)
   return { data: page.data, count, countRelation: relation, limit: query.limit, offset: query.offset, filters }
 }

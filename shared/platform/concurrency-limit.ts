@@ -7,7 +7,7 @@
  * flight keep the cores busy and the rest wait here, in order, without holding a connection.
  *
  * During an outage a bound would hold calls behind a few that each wait for a connection attempt
- * of the driver. So when a call fails as `liftOn` says (the database unavailable), the bound is
+ * of the driver. So when a call fails as `liftOn` says (the database not reachable), the bound is
  * lifted for `liftForMs`: every waiting call goes at once, and the driver answers them as fast as
  * without a bound (a 503 each); the first success after that restores it.
  */

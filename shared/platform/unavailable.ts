@@ -16,7 +16,7 @@ import { ServiceUnavailableError } from './errors'
  * (PgBouncer) answers, FATAL, when it cannot give the client a server ("server login has been
  * failing", `query_wait_timeout`): the node behind it is down or not reachable yet.
  */
-const UNAVAILABLE_CODES = new Set([
+const CONNECTION_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
   'EPIPE',
@@ -25,10 +25,7 @@ const UNAVAILABLE_CODES = new Set([
   'CONNECTION_CLOSED',
   'CONNECTION_ENDED',
   'CONNECTION_DESTROYED',
-  'COMMIT_ROLLED_BACK',
   'TARGET_SESSION_ATTRS',
-  '25006',
-  '57014',
   '57P01',
   '57P02',
   '57P03',
@@ -38,13 +35,32 @@ const UNAVAILABLE_CODES = new Set([
   '08006',
   '08P01',
 ])
+const UNAVAILABLE_CODES = new Set([...CONNECTION_CODES, 'COMMIT_ROLLED_BACK', '25006', '57014'])
+
+/** The error and the causes it wraps, outermost first (at most four deep). */
+function* causes(error: unknown): Generator<unknown> {
+  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) yield e
+}
+
+const hasCode = (e: unknown, codes: Set<string>) => {
+  const code = (e as { code?: unknown }).code
+  return typeof code === 'string' && codes.has(code)
+}
 
 export function isUnavailableError(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    if (e instanceof ServiceUnavailableError) return true
-    const code = (e as { code?: unknown }).code
-    if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true
-  }
+  for (const e of causes(error)) if (e instanceof ServiceUnavailableError || hasCode(e, UNAVAILABLE_CODES)) return true
+  return false
+}
+
+/**
+ * The failures of isUnavailableError in which PostgreSQL could not be reached at all (a refused,
+ * lost or timed-out connection, a server shutting down, no primary among the hosts), as opposed
+ * to a reachable server refusing one statement (a statement timeout, a read-only server, a
+ * rolled-back COMMIT). An overloaded server answers the latter; only the former says that
+ * waiting for it is pointless.
+ */
+export function isConnectionError(error: unknown): boolean {
+  for (const e of causes(error)) if (hasCode(e, CONNECTION_CODES)) return true
   return false
 }
 

@@ -9,7 +9,7 @@ import { createDatabase } from '../../db/client'
 import { listCatalogue } from '../../shared/listings/operations'
 import { ConcurrencyLimit } from '../../shared/platform/concurrency-limit'
 import { loadConfig } from '../../shared/platform/config'
-import { isUnavailableError } from '../../shared/platform/unavailable'
+import { isConnectionError, isUnavailableError } from '../../shared/platform/unavailable'
 import { call, createTestContext, seedBusiness, type SeededBusiness, type TestContext } from '../helpers/context'
 import { freePort } from '../helpers/processes'
 import { eventually } from '../helpers/eventually'
@@ -64,7 +64,7 @@ describe('CATALOGUE_CONCURRENCY', () => {
   test('with PostgreSQL unreachable every waiting list fails as unavailable, the bound lifted by the first failure', async () => {
     const port = await freePort()
     const database = createDatabase(`postgres://postgres@127.0.0.1:${port}/nothing`, { max: 4 })
-    const catalogueReads = new ConcurrencyLimit(1, { liftOn: isUnavailableError })
+    const catalogueReads = new ConcurrencyLimit(1, { liftOn: isConnectionError })
     const seen = observe(catalogueReads)
     try {
       const outcomes = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => listCatalogue({ database, catalogueReads }, 1, { offset: i })))

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import IORedis, { ReplyError } from 'ioredis'
 import { ServiceUnavailableError } from '../../shared/platform/errors'
 import { Queues } from '../../shared/platform/queues'
-import { asRedisFailure, isUnavailableError, unavailableCause } from '../../shared/platform/unavailable'
+import { asRedisFailure, isConnectionError, isUnavailableError, unavailableCause } from '../../shared/platform/unavailable'
 import { freePort } from '../helpers/processes'
 
 // Failures are classified by class and driver code, never by message text:
@@ -78,5 +78,22 @@ describe('asRedisFailure', () => {
       await queues.close().catch(() => {})
       connection.disconnect()
     }
+  })
+})
+
+describe('isConnectionError', () => {
+  const coded = (code: string) => Object.assign(new Error('whatever'), { code })
+  test('a connection that could not be made or was lost, a server shutting down, no primary: PostgreSQL not reached', () => {
+    for (const code of ['ECONNREFUSED', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', '57P01', '57P03', '08006', '08P01', 'TARGET_SESSION_ATTRS']) {
+      expect(isConnectionError(new Error('Failed query', { cause: coded(code) })), code).toBe(true)
+    }
+  })
+  test('a reachable server refusing one statement is unavailable but not a connection error', () => {
+    for (const code of ['57014', '25006', 'COMMIT_ROLLED_BACK']) {
+      expect(isUnavailableError(coded(code)), code).toBe(true)
+      expect(isConnectionError(coded(code)), code).toBe(false)
+    }
+    expect(isConnectionError(new ServiceUnavailableError('Redis', new Error('down')))).toBe(false)
+    expect(isConnectionError(coded('23505'))).toBe(false)
   })
 })
